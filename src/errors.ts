@@ -1,0 +1,120 @@
+// The error model: one table from error type to HTTP status, ApiError, and toApiError(unknown).
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_key: 400,
+  invalid_value: 400,
+  invalid_ttl: 400,
+  invalid_field: 400,
+  invalid_member: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  field_not_found: 404,
+  member_not_found: 404,
+  unknown_endpoint: 404,
+  method_not_allowed: 405,
+  key_exists: 409,
+  field_exists: 409,
+  duplicate_member: 409,
+  wrong_type: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limit_exceeded: 429,
+  server_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorType = keyof typeof ERROR_STATUS;
+
+export interface ApiErrorOptions {
+  details?: Record<string, unknown>;
+  retryAfter?: number;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly details?: Record<string, unknown>;
+  readonly retryAfter?: number;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+    options: ApiErrorOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[type];
+    this.details = options.details;
+    this.retryAfter = options.retryAfter;
+    this.headers = options.headers;
+  }
+}
+
+/** Seconds a client should wait before retrying while Redis is unreachable. */
+export const REDIS_RETRY_AFTER = 1;
+
+// ioredis reports a lost or slow connection with these plain errors (no class to test against).
+const CONNECTION_MESSAGES = [
+  'Command timed out',
+  "Stream isn't writeable",
+  'Connection is closed',
+  'Reached the max retries per request limit',
+  'None of startup nodes is available',
+  'Failed to refresh slots cache',
+  'All sentinels are unreachable',
+];
+const UNAVAILABLE_REPLIES = ['LOADING', 'MASTERDOWN', 'CLUSTERDOWN', 'TRYAGAIN', 'BUSY', 'READONLY', 'OOM'];
+
+function unavailable(cause: unknown): ApiError {
+  return new ApiError('service_unavailable', 'The data store is unavailable; retry shortly', {
+    retryAfter: REDIS_RETRY_AFTER,
+    cause,
+  });
+}
+
+/** Body-parser errors carry a `type` such as 'entity.too.large'. */
+function fromBodyParser(err: { type: string; limit?: number }): ApiError | undefined {
+  switch (err.type) {
+    case 'entity.too.large':
+      return new ApiError('payload_too_large', `Request body exceeds the limit of ${err.limit} bytes`);
+    case 'entity.parse.failed':
+      return new ApiError('invalid_value', 'Request body is not valid JSON (a JSON object is expected)');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError('unsupported_media_type', 'Request body must be UTF-8 encoded application/json');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new ApiError('invalid_request', 'Request body was incomplete');
+    default:
+      return undefined;
+  }
+}
+
+/** Turns anything thrown while serving a request into an ApiError; unknown errors become server_error. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (!(err instanceof Error)) return new ApiError('server_error', 'Unexpected error', { cause: err });
+  const typed = err as Error & { type?: unknown; code?: unknown };
+  if (typeof typed.type === 'string') {
+    const fromBody = fromBodyParser(typed as Error & { type: string });
+    if (fromBody) return fromBody;
+  }
+  if (err.name === 'ReplyError') {
+    const code = err.message.split(' ', 1)[0] ?? '';
+    if (UNAVAILABLE_REPLIES.includes(code)) return unavailable(err);
+    return new ApiError('server_error', 'Unexpected reply from the data store', { cause: err });
+  }
+  if (
+    err.name === 'MaxRetriesPerRequestError' ||
+    err.name === 'ClusterAllFailedError' ||
+    typed.code === 'ECONNREFUSED' ||
+    CONNECTION_MESSAGES.some((m) => err.message.startsWith(m))
+  ) {
+    return unavailable(err);
+  }
+  return new ApiError('server_error', 'Unexpected error', { cause: err });
+}

@@ -1,0 +1,26 @@
+// What every part of a running app shares: the current config, Redis, the keyspace, logger, contract, access.
+import type { Response } from 'express';
+import type { Config } from '../config';
+import type { Logger } from '../observability/logger';
+import type { RedisClient } from '../redis/client';
+import type { Keyspace } from '../redis/keys';
+import type { Contract, Operation, Permission } from './contract';
+
+/** Decides who may do what; `authorize` throws a 403 ApiError when the caller lacks the permission or a key. */
+export interface Access {
+  authorize(res: Response, permission: Permission, keys: readonly string[]): void;
+}
+
+export interface Context {
+  /** The current configuration; replaced by a reload. */
+  config: Config;
+  readonly redis: RedisClient;
+  readonly keyspace: Keyspace;
+  readonly logger: Logger;
+  readonly contract: Contract;
+  access: Access;
+  /** The operations this app serves (filled as routes are registered; the contract test reads it). */
+  readonly served: Operation[];
+  /** Re-reads the configuration and applies what can change live (set by the admin family). */
+  reload?: () => Promise<string>;
+}

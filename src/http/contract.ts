@@ -1,0 +1,182 @@
+// Loads openapi.yaml once and compiles one AJV request validator per operation; AJV errors become ApiErrors.
+import { readFileSync } from 'node:fs';
+import Ajv2020, { type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import { parse as parseYaml } from 'yaml';
+import { ApiError, type ErrorType } from '../errors';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type Permission = 'read' | 'write' | 'admin';
+
+/** What a validated request carries into a handler. */
+export interface RequestInput {
+  params: Record<string, string>;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+export interface Operation {
+  readonly id: string;
+  readonly method: Method;
+  readonly path: string;
+  readonly permission: Permission;
+  readonly hasBody: boolean;
+  /** Validates params, headers and body; returns them typed or throws a 400-family ApiError. */
+  validate(input: { params: unknown; headers: unknown; body: unknown }): RequestInput;
+}
+
+type Json = Record<string, unknown>;
+interface OpenApiParameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema: Json;
+  $ref?: string;
+}
+
+const COMPONENTS_ID = 'components.json';
+const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** The contract: the document and one compiled operation per path and method. */
+export class Contract {
+  readonly document: Json;
+  readonly operations: Operation[] = [];
+  private readonly ajv = new Ajv2020({ discriminator: true, strict: true, verbose: true, allErrors: false });
+
+  constructor(file: string) {
+    this.document = parseYaml(readFileSync(file, 'utf8')) as Json;
+    const doc = JSON.parse(
+      JSON.stringify(this.document).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`),
+    );
+    for (const keyword of vendorKeywords(doc)) this.ajv.addKeyword(keyword);
+    this.ajv.addKeyword('example');
+    this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: doc.components.schemas });
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+      for (const method of METHODS) {
+        const op = item[method] as Json | undefined;
+        if (op)
+          this.operations.push(
+            this.compile(doc, path, method, op, (item.parameters as OpenApiParameter[]) ?? []),
+          );
+      }
+    }
+  }
+
+  operation(method: Method, path: string): Operation {
+    const op = this.operations.find((o) => o.method === method && o.path === path);
+    if (!op) throw new Error(`${method.toUpperCase()} ${path} is not in openapi.yaml`);
+    return op;
+  }
+
+  private compile(doc: Json, path: string, method: Method, op: Json, shared: OpenApiParameter[]): Operation {
+    const resolve = (p: OpenApiParameter): OpenApiParameter =>
+      p.$ref
+        ? (((doc.components as Json).parameters as Record<string, OpenApiParameter>)[
+            p.$ref.split('/').pop() as string
+          ] as OpenApiParameter)
+        : p;
+    const parameters = [...shared, ...((op.parameters as OpenApiParameter[]) ?? [])].map(resolve);
+    const group = (where: string, lower: boolean) => {
+      const ps = parameters.filter((p) => p.in === where);
+      const name = (p: OpenApiParameter) => (lower ? p.name.toLowerCase() : p.name);
+      return {
+        type: 'object',
+        properties: Object.fromEntries(ps.map((p) => [name(p), p.schema])),
+        required: ps.filter((p) => p.required).map(name),
+      };
+    };
+    const requestBody = op.requestBody as Json | undefined;
+    const bodySchema = (requestBody?.content as Record<string, Json> | undefined)?.['application/json']
+      ?.schema;
+    const schema = {
+      type: 'object',
+      properties: {
+        params: group('path', false),
+        headers: group('header', true),
+        ...(bodySchema ? { body: bodySchema } : {}),
+      },
+      required: requestBody?.required ? ['params', 'body'] : ['params'],
+    };
+    const validateFn = this.ajv.compile(schema);
+    const ajv = this.ajv;
+    return {
+      id: op.operationId as string,
+      method,
+      path,
+      permission: (op['x-permission'] as Permission) ?? 'admin',
+      hasBody: Boolean(bodySchema),
+      validate(input) {
+        if (!validateFn(input))
+          throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv);
+        return input as RequestInput;
+      },
+    };
+  }
+
+  /** Validates a value against one component schema, e.g. a batch item; errors as for requests. */
+  validator(name: string): (value: unknown) => void {
+    const fn = this.ajv.getSchema(`${COMPONENTS_ID}#/$defs/${name}`) as ValidateFunction;
+    if (!fn) throw new Error(`schema ${name} is not in openapi.yaml`);
+    return (value) => {
+      if (!fn(value)) throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv);
+    };
+  }
+}
+
+function vendorKeywords(value: unknown, found = new Set<string>()): Set<string> {
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.startsWith('x-')) found.add(k);
+      vendorKeywords(v, found);
+    }
+  }
+  return found;
+}
+
+/** The error type a failed schema names with `x-error`; for a missing property, that property's schema's. */
+function errorTypeOf(e: ErrorObject, ajv: Ajv2020): ErrorType {
+  let schema: AnySchemaObject | undefined = e.parentSchema;
+  if (e.keyword === 'required') {
+    schema = (schema?.properties as Record<string, AnySchemaObject> | undefined)?.[
+      e.params.missingProperty as string
+    ];
+    if (typeof schema?.$ref === 'string') schema = ajv.getSchema(schema.$ref)?.schema as AnySchemaObject;
+  }
+  return (schema?.['x-error'] as ErrorType | undefined) ?? 'invalid_request';
+}
+
+/** '/body/operations/3/key' -> where: 'operations[3].key', index 3. '/params/key' -> 'key'. */
+function describe(path: string): { where: string; index?: number } {
+  const parts = path.split('/').slice(2);
+  const opIndex = parts[0] === 'operations' && parts[1] !== undefined ? Number(parts[1]) : undefined;
+  const where = parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('');
+  return { where, index: opIndex };
+}
+
+function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
+  const type = errorTypeOf(e, ajv);
+  const { where, index } = describe(e.instancePath);
+  const section = e.instancePath.split('/')[1] ?? '';
+  let message: string;
+  if (e.keyword === 'required' && e.instancePath === '') message = 'Request body is required';
+  else if (e.keyword === 'required')
+    message = `${where ? `${where}: ` : ''}'${e.params.missingProperty}' is required`;
+  else if (e.keyword === 'additionalProperties')
+    message = `${where ? `${where}: ` : ''}unknown property '${e.params.additionalProperty}'`;
+  else if (e.keyword === 'discriminator') {
+    const allowed = ((e.parentSchema?.oneOf ?? []) as AnySchemaObject[])
+      .map((s) => (s.$ref ? ajv.getSchema(s.$ref)?.schema : s) as AnySchemaObject)
+      .map((s) => s?.properties?.type?.const);
+    message = `${where ? `${where}: ` : ''}'type' must be one of ${allowed.join(', ')}`;
+  } else message = `${where || (section === 'body' ? 'body' : 'request')} ${e.message}`;
+  if (index !== undefined)
+    message = `operations[${index}]: ${message.replace(/^operations\[\d+\]\.?:? ?/, '')}`;
+  if (section === 'headers') message = `header ${message}`;
+  return new ApiError(type, message, {
+    details: {
+      ...(index === undefined ? {} : { index }),
+      path: e.instancePath,
+      keyword: e.keyword,
+      params: e.params,
+    },
+  });
+}

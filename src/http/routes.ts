@@ -1,0 +1,102 @@
+// Registers routes from the contract: each route validates its input, runs, and answers; plus 404 and 405.
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
+import { match } from 'path-to-regexp';
+import { ApiError } from '../errors';
+import type { Op } from '../ops/op';
+import { runOp } from '../ops/run';
+import type { Context } from './context';
+import type { Method, Operation, RequestInput } from './contract';
+import { sendJson } from './send';
+
+/** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
+export const PREFIXES = ['/store', '/api'] as const;
+
+type Handler = (input: RequestInput, req: Request, res: Response) => Promise<void> | void;
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/** A router of one group of families (data or admin); paths are the contract's, without the prefix. */
+export class Routes {
+  readonly router = Router();
+  private readonly jsonBody: RequestHandler;
+
+  constructor(private readonly ctx: Context) {
+    this.jsonBody = express.json({
+      limit: ctx.config.limits.maxBodyBytes,
+      type: ['application/json', 'application/*+json'],
+    });
+  }
+
+  /** A route whose work is one operation (see ops/). */
+  op(method: Method, path: string, build: (input: RequestInput) => Op): void {
+    const { permission } = this.ctx.contract.operation(method, path);
+    this.custom(method, path, async (input, _req, res) => {
+      const op = build(input);
+      this.ctx.access.authorize(res, permission, op.keys);
+      const outcome = await runOp(this.ctx.redis, this.ctx.keyspace, op);
+      sendJson(res, outcome.status, outcome.body);
+    });
+  }
+
+  /** A route with its own handler (batches, admin); input is validated before it runs. */
+  custom(method: Method, path: string, handler: Handler): void {
+    const operation = this.ctx.contract.operation(method, path);
+    this.ctx.served.push(operation);
+    const chain: RequestHandler[] = [
+      (_req, res, next) => {
+        res.locals.route = path;
+        next();
+      },
+    ];
+    if (operation.hasBody) chain.push(this.jsonBody, requireJson);
+    chain.push((req, res) => {
+      const input = operation.validate({ params: req.params, headers: req.headers, body: req.body });
+      return handler(input, req, res);
+    });
+    this.router[method](expressPath(path), ...chain);
+  }
+}
+
+function requireJson(req: Request, _res: Response, next: NextFunction): void {
+  if (req.body === undefined && hasBody(req)) {
+    throw new ApiError(
+      'unsupported_media_type',
+      `Content-Type must be application/json, not '${req.headers['content-type'] ?? 'none'}'`,
+    );
+  }
+  next();
+}
+
+/** '/store/string/{key}' -> '/string/:key' (relative to the prefix the router is mounted at). */
+function expressPath(path: string): string {
+  return path.replace(/^\/store/, '').replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** Answers what no route took: 405 with Allow when the path exists with other methods, else 404. */
+export function fallback(operations: readonly Operation[]): RequestHandler {
+  const paths = [...new Set(operations.map((o) => o.path))].map((path) => ({
+    matches: PREFIXES.map((prefix) => match(prefix + expressPath(path))),
+    methods: operations.filter((o) => o.path === path).map((o) => o.method.toUpperCase()),
+  }));
+  return (req, res) => {
+    res.locals.route = 'unknown';
+    const allowed = paths.filter((p) => p.matches.some((m) => m(req.path))).flatMap((p) => p.methods);
+    if (allowed.length === 0) throw new ApiError('unknown_endpoint', `No endpoint ${req.method} ${req.path}`);
+    if (allowed.includes('GET')) allowed.push('HEAD');
+    throw new ApiError(
+      'method_not_allowed',
+      `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`,
+      {
+        headers: { Allow: allowed.join(', ') },
+      },
+    );
+  };
+}

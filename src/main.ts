@@ -1,0 +1,82 @@
+// The process: config -> logger -> redis -> apps -> listen; signals; the only process.exit.
+import type { Server } from 'node:http';
+import { createApp } from './app';
+import { ConfigError, loadConfig } from './config';
+import { createLogger } from './observability/logger';
+import { createRedis, redactUrl, redisMode } from './redis/client';
+
+function listen(
+  app: import('express').Express,
+  port: number,
+  host: string,
+  maxConnections: number,
+): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
+    server.maxConnections = maxConnections;
+    server.keepAliveTimeout = 65_000;
+  });
+}
+
+/** Stops accepting, lets requests in flight finish (bounded), then closes what is left. */
+function close(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.log);
+  const redis = createRedis(config);
+  redis.on('error', (err: Error) => logger.debug('redis connection error', { cause: err.message }));
+  const target = redisMode(config) === 'standalone' ? redactUrl(config.redis.url) : redisMode(config);
+  try {
+    await redis.connect();
+    logger.info('connected to redis', { redis: target });
+  } catch (err) {
+    logger.warn('redis is not reachable yet; answering 503 until it is', {
+      redis: target,
+      cause: (err as Error).message,
+    });
+  }
+
+  const apps = createApp({ config, redis, logger });
+  const servers = [await listen(apps.data, config.port, config.host, config.maxConnections)];
+  logger.info('listening', { host: config.host, port: config.port });
+  if (apps.admin) {
+    servers.push(await listen(apps.admin, config.admin.port, config.admin.host, config.maxConnections));
+    logger.info('admin listening', { host: config.admin.host, port: config.admin.port });
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    await Promise.all(servers.map((s) => close(s, config.shutdownTimeoutMs)));
+    await redis.quit().catch(() => redis.disconnect());
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGHUP', () => void apps.context.reload?.());
+}
+
+main().catch((err) => {
+  process.stderr.write(`failed to start: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,42 @@
+// The winston logger: JSON or text lines, level from config; changeable on reload.
+import winston from 'winston';
+import type { Config } from '../config';
+
+export type Logger = winston.Logger;
+
+const text = winston.format.printf(({ timestamp, level, message, ...meta }) => {
+  const err = meta.err instanceof Error ? meta.err : undefined;
+  if (err) meta.err = err.message;
+  const fields = Object.entries(meta)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  return `${timestamp} ${level} ${message}${fields ? ` ${fields}` : ''}${err?.stack ? `\n${err.stack}` : ''}`;
+});
+
+const json = winston.format((info) => {
+  if (info.err instanceof Error) info.err = { message: info.err.message, stack: info.err.stack };
+  return info;
+})();
+
+export function createLogger(log: Config['log'], silent = false): Logger {
+  return winston.createLogger({
+    level: log.level,
+    silent,
+    format: winston.format.combine(
+      winston.format.timestamp(),
+      log.format === 'json' ? winston.format.combine(json, winston.format.json()) : text,
+    ),
+    transports: [new winston.transports.Console()],
+  });
+}
+
+/** Applies a reloaded log configuration to a running logger. */
+export function reconfigureLogger(logger: Logger, log: Config['log']): void {
+  const fresh = createLogger(log);
+  logger.configure({
+    level: log.level,
+    format: fresh.format,
+    transports: [new winston.transports.Console()],
+  });
+}

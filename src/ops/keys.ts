@@ -1,0 +1,35 @@
+// Operations every type has: existence, TTL, expiry, persistence and deletion of a whole key.
+import { ok, present, type RedisType, readOp, writeOp } from './op';
+
+export interface KeyInput {
+  key: string;
+}
+export interface ExpireInput extends KeyInput {
+  ttl: number;
+}
+
+export function keyOps(type: RedisType) {
+  return {
+    exists: ({ key }: KeyInput) => readOp(type, key, (reply) => ok({ exists: reply !== null })),
+    ttl: ({ key }: KeyInput) => readOp(type, key, (reply) => ok({ ttl: present(reply, key)[1] })),
+    delete: ({ key }: KeyInput) =>
+      writeOp(type, key, {}, (reply) => ok({ success: true, deleted: reply?.[1] === 1 }), 'DEL'),
+    expire: ({ key, ttl }: ExpireInput) =>
+      writeOp(
+        type,
+        key,
+        { condition: 'present' },
+        (reply) => (present(reply, key), ok({ success: true, ttl })),
+        'EXPIRE',
+        ttl,
+      ),
+    persist: ({ key }: KeyInput) =>
+      writeOp(
+        type,
+        key,
+        { condition: 'present' },
+        (reply) => (present(reply, key), ok({ success: true, ttl: -1 })),
+        'PERSIST',
+      ),
+  };
+}

@@ -1,0 +1,121 @@
+// The shape of an operation, and helpers to build the commands of our two Lua scripts.
+import { ApiError } from '../errors';
+
+/** A Redis call: an ioredis method (a plain command or one of our scripts), its user keys, the rest. */
+export interface Command {
+  readonly name: string;
+  readonly keys: readonly string[];
+  readonly args: readonly (string | number)[];
+}
+
+export interface Outcome {
+  readonly status: 200 | 201;
+  readonly body: Record<string, unknown>;
+}
+
+/**
+ * One operation (string set, hash get field, ...), defined once and run alone by a route or
+ * many at a time by a batch: its Redis commands, and how their replies become an outcome.
+ * `result` gets the replies in command order and throws an ApiError for a failed outcome.
+ */
+export interface Op {
+  readonly writes: boolean;
+  readonly keys: readonly string[];
+  readonly commands: readonly Command[];
+  result(replies: unknown[]): Outcome;
+}
+
+export type RedisType = 'string' | 'hash' | 'set';
+
+export interface Limits {
+  readonly maxValueBytes: number;
+}
+
+export const ok = (body: Record<string, unknown>): Outcome => ({ status: 200, body });
+export const created = (isNew: boolean, body: Record<string, unknown>): Outcome => ({
+  status: isNew ? 201 : 200,
+  body,
+});
+
+/** Reads a key of one type: the reply of `command` (if any) and the TTL, or null when the key is missing. */
+export function typedRead(type: RedisType, key: string, ...command: (string | number)[]): Command {
+  return { name: 'typedRead', keys: [key], args: [type, ...command] };
+}
+
+export interface WriteOptions {
+  condition?: '' | 'absent' | 'present';
+  replace?: boolean;
+  ttl?: number;
+  count?: '' | 'HLEN' | 'SCARD';
+  stride?: 0 | 1 | 2;
+}
+
+/** Writes a key of one type with conditions and TTL handling (see typed-write-1.lua). */
+export function typedWrite(
+  type: RedisType,
+  key: string,
+  options: WriteOptions,
+  ...command: (string | number)[]
+): Command {
+  const { condition = '', replace = false, ttl, count = '', stride = 0 } = options;
+  return {
+    name: 'typedWrite',
+    keys: [key],
+    args: [type, condition, replace ? '1' : '0', ttl ?? '', count, stride, ...command],
+  };
+}
+
+export type ReadReply = [unknown, number] | null;
+export type WriteReply = [number, unknown, number] | null;
+
+export function notFound(key: string): ApiError {
+  return new ApiError('not_found', `Key '${key}' does not exist`);
+}
+
+/** Values are limited in bytes, which JSON Schema cannot express. */
+export function checkValueSize(value: string, limits: Limits, what = 'value'): void {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > limits.maxValueBytes) {
+    throw new ApiError(
+      'payload_too_large',
+      `The ${what} is ${bytes} bytes; the limit is ${limits.maxValueBytes} bytes`,
+    );
+  }
+}
+
+/** An operation of one read command on one key of the given type. */
+export function readOp(
+  type: RedisType,
+  key: string,
+  result: (reply: ReadReply) => Outcome,
+  ...command: (string | number)[]
+): Op {
+  return {
+    writes: false,
+    keys: [key],
+    commands: [typedRead(type, key, ...command)],
+    result: ([r]) => result(r as ReadReply),
+  };
+}
+
+/** An operation of one write command on one key of the given type. */
+export function writeOp(
+  type: RedisType,
+  key: string,
+  options: WriteOptions,
+  result: (reply: WriteReply) => Outcome,
+  ...command: (string | number)[]
+): Op {
+  return {
+    writes: true,
+    keys: [key],
+    commands: [typedWrite(type, key, options, ...command)],
+    result: ([r]) => result(r as WriteReply),
+  };
+}
+
+/** A reply that is null because the key is missing means 404 not_found. */
+export function present<T>(reply: T | null, key: string): T {
+  if (reply === null || reply === undefined) throw notFound(key);
+  return reply;
+}

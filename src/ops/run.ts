@@ -1,0 +1,118 @@
+// Runs operations against Redis: one alone (a route) or many in one MULTI (a batch); replies become outcomes.
+import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
+import { ApiError, toApiError } from '../errors';
+import type { RedisClient, Reply } from '../redis/client';
+import type { Keyspace } from '../redis/keys';
+import type { Command, Op, Outcome } from './op';
+
+type Invoke = (...args: (string | number)[]) => Promise<unknown>;
+
+/** The one place where Redis error replies become API errors. */
+function replyError(err: Error, command: Command): ApiError {
+  const key = command.keys[0] ?? '';
+  const [code, actual] = err.message.split(' ', 2);
+  if (code === 'WRONGTYPE_OF') {
+    return new ApiError('wrong_type', `Key '${key}' holds a ${actual}, not a ${command.args[0]}`, {
+      details: { key, type: actual },
+    });
+  }
+  if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
+  if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
+  return toApiError(err);
+}
+
+function argv(keyspace: Keyspace, c: Command): (string | number)[] {
+  return [...c.keys.map(keyspace.user), ...c.args];
+}
+
+function call(redis: RedisClient, keyspace: Keyspace, c: Command): Promise<unknown> {
+  const fn = (redis as unknown as Record<string, Invoke>)[c.name];
+  if (!fn) throw new Error(`unknown Redis command ${c.name}`);
+  return fn.apply(redis, argv(keyspace, c));
+}
+
+/** Client errors (4xx) fail one operation; anything else (Redis down, a bug) fails the whole request. */
+function settle(op: Op, replies: Reply[]): Outcome | ApiError {
+  try {
+    const values = replies.map(([err, value], i) => {
+      if (err) throw replyError(err, op.commands[i] as Command);
+      return value;
+    });
+    return op.result(values);
+  } catch (err) {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) throw apiError;
+    return apiError;
+  }
+}
+
+/** Runs one operation; its commands go out together (auto-pipelining) and need no transaction. */
+export async function runOp(redis: RedisClient, keyspace: Keyspace, op: Op): Promise<Outcome> {
+  const replies = await Promise.all(
+    op.commands.map((c) =>
+      call(redis, keyspace, c).then(
+        (value): Reply => [null, value],
+        (err: Error): Reply => [err, null],
+      ),
+    ),
+  );
+  const outcome = settle(op, replies);
+  if (outcome instanceof ApiError) throw outcome;
+  return outcome;
+}
+
+export interface BatchOutcome {
+  readonly outcomes: (Outcome | ApiError)[];
+  /** False when the batch had to be split over several Redis Cluster slots. */
+  readonly atomic: boolean;
+}
+
+async function exec(redis: RedisClient, keyspace: Keyspace, commands: Command[]): Promise<Reply[]> {
+  const replies = await redis.multi(commands.map((c) => [c.name, ...argv(keyspace, c)])).exec();
+  if (!replies) throw new Error('MULTI was aborted');
+  return replies as Reply[];
+}
+
+/** Runs many operations in one MULTI/EXEC (one per hash slot on a Cluster); outcomes in request order. */
+export async function runBatch(
+  redis: RedisClient,
+  keyspace: Keyspace,
+  ops: readonly Op[],
+): Promise<BatchOutcome> {
+  const commands = ops.flatMap((op) => op.commands);
+  const groups = new Map<number, number[]>();
+  if (redis instanceof Cluster) {
+    commands.forEach((c, i) => {
+      const slot = calculateSlot(keyspace.user(c.keys[0] ?? ''));
+      const group = groups.get(slot);
+      if (group) group.push(i);
+      else groups.set(slot, [i]);
+    });
+  } else {
+    groups.set(
+      0,
+      commands.map((_, i) => i),
+    );
+  }
+  const replies: Reply[] = new Array(commands.length);
+  await Promise.all(
+    [...groups.values()].map(async (indexes) => {
+      const groupReplies = await exec(
+        redis,
+        keyspace,
+        indexes.map((i) => commands[i] as Command),
+      );
+      indexes.forEach((commandIndex, j) => {
+        replies[commandIndex] = groupReplies[j] as Reply;
+      });
+    }),
+  );
+  let next = 0;
+  const outcomes = ops.map((op) => {
+    const slice = replies.slice(next, next + op.commands.length);
+    next += op.commands.length;
+    return settle(op, slice);
+  });
+  return { outcomes, atomic: groups.size <= 1 };
+}

@@ -1,0 +1,40 @@
+// String operations: each says which commands it sends and what their replies mean.
+import { type KeyInput, keyOps } from './keys';
+import { checkValueSize, created, type Limits, ok, present, readOp, writeOp } from './op';
+
+export interface StringSetInput extends KeyInput {
+  value: string;
+  ttl?: number;
+  ifAbsent?: boolean;
+}
+
+export function stringOps(limits: Limits) {
+  return {
+    ...keyOps('string'),
+    get: ({ key }: KeyInput) =>
+      readOp(
+        'string',
+        key,
+        (reply) => {
+          const [value, ttl] = present(reply, key);
+          return ok({ value, ttl });
+        },
+        'GET',
+      ),
+    /** SET replaces the value and its expiry: without `ttl` the key no longer expires. */
+    set: ({ key, value, ttl, ifAbsent }: StringSetInput) => {
+      checkValueSize(value, limits);
+      const options = { condition: ifAbsent ? 'absent' : '', ttl } as const;
+      return writeOp(
+        'string',
+        key,
+        options,
+        (r) => created(r?.[0] === 0, { success: true, key }),
+        'SET',
+        value,
+      );
+    },
+  };
+}
+
+export type StringOps = ReturnType<typeof stringOps>;

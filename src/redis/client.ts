@@ -1,0 +1,89 @@
+// Creates the one ioredis client (standalone, Sentinel or Cluster) with explicit options and our Lua scripts.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
+import type { Config } from '../config';
+
+export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
+
+/** A value or an error, as ioredis pipelines answer. */
+export type Reply = [Error | null, unknown];
+
+export interface ScriptCommands {
+  typedRead(key: string, ...argv: (string | number)[]): Promise<[unknown, number] | null>;
+  typedWrite(key: string, ...argv: (string | number)[]): Promise<[number, unknown, number] | null>;
+}
+
+export type RedisClient = (Redis | Cluster) & ScriptCommands;
+
+const script = (file: string) => readFileSync(join(__dirname, 'scripts', file), 'utf8');
+const SCRIPTS = {
+  typedRead: { lua: script('typed-read-1.lua'), numberOfKeys: 1 },
+  typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
+};
+
+export function redisMode(config: Config): RedisMode {
+  if (config.redis.clusterNodes) return 'cluster';
+  return config.redis.sentinels ? 'sentinel' : 'standalone';
+}
+
+/**
+ * Options chosen so that a dead or slow Redis gives a fast 503 instead of a queue of retries:
+ * no offline queue, one attempt per command, a command timeout, and endless reconnects in the background.
+ */
+function baseOptions(config: Config): RedisOptions {
+  return {
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: config.redis.commandTimeoutMs,
+    connectTimeout: config.redis.connectTimeoutMs,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    scripts: SCRIPTS,
+    lazyConnect: true,
+  };
+}
+
+export function createRedis(config: Config): RedisClient {
+  const options = baseOptions(config);
+  const { clusterNodes, sentinels, sentinelName, url } = config.redis;
+  if (clusterNodes) {
+    const { retryStrategy: _r, enableOfflineQueue: _o, ...redisOptions } = options;
+    const credentials = new URL(url);
+    return new Cluster([...clusterNodes], {
+      scripts: SCRIPTS,
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      redisOptions: {
+        ...redisOptions,
+        username: decodeURIComponent(credentials.username) || undefined,
+        password: decodeURIComponent(credentials.password) || undefined,
+      },
+    }) as RedisClient;
+  }
+  if (sentinels) {
+    const credentials = new URL(url);
+    return new Redis({
+      ...options,
+      sentinels: [...sentinels],
+      name: sentinelName,
+      username: decodeURIComponent(credentials.username) || undefined,
+      password: decodeURIComponent(credentials.password) || undefined,
+      sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    }) as RedisClient;
+  }
+  return new Redis(url, options) as RedisClient;
+}
+
+/** The Redis URL with any password replaced, for logs and the info endpoint. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'redis://***';
+  }
+}

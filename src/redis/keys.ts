@@ -1,0 +1,26 @@
+// Every Redis key the service uses is built here: user keys (under SVC_KEY_PREFIX) and internal keys.
+
+/** Internal keys start with '#', a character no valid user key can contain. */
+export const INTERNAL_PREFIX = '#svc:';
+
+export interface Keyspace {
+  /** The Redis key holding the user's key. */
+  user(key: string): string;
+  /** The user's key for a Redis key under the prefix (for SCAN results). */
+  fromRedis(redisKey: string): string;
+  /** An internal key, e.g. internal('rl', ip) -> '#svc:rl:<ip>'. */
+  internal(...parts: string[]): string;
+  /** The pattern matching every user key (for SCAN), escaped for glob characters in the prefix. */
+  readonly userPattern: string;
+  readonly prefix: string;
+}
+
+export function createKeyspace(prefix: string): Keyspace {
+  return {
+    prefix,
+    user: prefix === '' ? (key) => key : (key) => prefix + key,
+    fromRedis: (redisKey) => redisKey.slice(prefix.length),
+    internal: (...parts) => INTERNAL_PREFIX + parts.join(':'),
+    userPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
+  };
+}

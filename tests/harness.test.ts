@@ -1,0 +1,56 @@
+// The test harness itself: a Redis is provided, spawned servers restart on their port, and key cleanup is scoped.
+import Redis from 'ioredis';
+import { cleanup, testPrefix } from './support/keys';
+import { pingRaw, startRedisServer } from './support/redis-server';
+
+describe('test harness', () => {
+  it('when the tests start, then REDIS_URL names a Redis that answers PING', async () => {
+    expect(process.env.REDIS_URL).toMatch(/^rediss?:\/\//);
+    const redis = new Redis(process.env.REDIS_URL as string, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      await redis.connect();
+      await expect(redis.ping()).resolves.toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('when a spawned redis-server is stopped and started again, then it answers on the same port', async () => {
+    const server = await startRedisServer();
+    try {
+      expect(server.url).toBe(`redis://127.0.0.1:${server.port}`);
+      await expect(pingRaw(server.port)).resolves.toBe('+PONG');
+
+      await server.stop();
+      await expect(pingRaw(server.port)).resolves.toBeNull();
+
+      await server.start();
+      await expect(pingRaw(server.port)).resolves.toBe('+PONG');
+
+      await server.kill();
+      await expect(pingRaw(server.port)).resolves.toBeNull();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('when cleanup runs for a prefix, then only the keys under that prefix are gone', async () => {
+    const prefix = testPrefix('harness');
+    expect(prefix).toMatch(/^t:harness:[0-9a-f]{6}:$/);
+    expect(testPrefix('a b/c')).toMatch(/^t:a_b_c:[0-9a-f]{6}:$/);
+
+    const other = testPrefix('harness');
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      await redis.mset(`${prefix}a`, '1', `${prefix}b`, '2', `${other}keep`, '3');
+      await redis.sadd(`${prefix}set`, 'x');
+
+      await expect(cleanup(redis, prefix)).resolves.toBe(3);
+      await expect(redis.exists(`${prefix}a`, `${prefix}b`, `${prefix}set`)).resolves.toBe(0);
+      await expect(redis.get(`${other}keep`)).resolves.toBe('3');
+    } finally {
+      await cleanup(redis, other);
+      redis.disconnect();
+    }
+  });
+});

@@ -1,0 +1,52 @@
+// Builds an app wired to the test Redis under a key prefix of its own, and tears it down.
+import Redis from 'ioredis';
+import { type Apps, createApp, OPENAPI_FILE } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { Contract } from '../../src/http/contract';
+import { createLogger } from '../../src/observability/logger';
+import { createRedis, type RedisClient } from '../../src/redis/client';
+import { cleanup, testPrefix } from './keys';
+
+let sharedContract: Contract | undefined;
+/** The contract is read once per test file: compiling it is the slowest part of creating an app. */
+export const contract = () => {
+  sharedContract ??= new Contract(OPENAPI_FILE);
+  return sharedContract;
+};
+
+export interface TestApp extends Apps {
+  /** The service's own client. */
+  redis: RedisClient;
+  /** A plain client (no prefix handling) for looking at what the service wrote, as redis-cli would. */
+  raw: Redis;
+  /** The SVC_KEY_PREFIX of this app: raw keys are `${prefix}${key}`. */
+  prefix: string;
+  close(): Promise<void>;
+}
+
+/** An app on the test Redis; `env` holds SVC_* overrides. Rate limits are off unless `env` turns them on. */
+export async function testApp(name: string, env: Record<string, string> = {}): Promise<TestApp> {
+  const prefix = testPrefix(name);
+  const config = loadConfig({
+    SVC_REDIS_URL: process.env.REDIS_URL,
+    SVC_KEY_PREFIX: prefix,
+    SVC_RATE_LIMIT_ENABLED: 'false',
+    SVC_PROTECTED_MODE: 'false',
+    ...env,
+  });
+  const logger = createLogger(config.log, true);
+  const redis = createRedis(config);
+  await redis.connect();
+  const raw = new Redis(process.env.REDIS_URL as string);
+  const apps = createApp({ config, redis, logger, contract: contract() });
+  return {
+    ...apps,
+    redis,
+    raw,
+    prefix,
+    async close() {
+      await cleanup(raw, prefix);
+      await Promise.all([redis.quit(), raw.quit()]);
+    },
+  };
+}
