@@ -27,7 +27,7 @@ export interface AppDeps {
   config: Config;
   redis: RedisClient;
   logger: Logger;
-  /** The loaded contract; loaded from openapi.yaml when not given (tests share one). */
+  /** The loaded contract (built with the same limits as `config`); loaded from openapi.yaml when not given. */
   contract?: Contract;
 }
 
@@ -63,12 +63,12 @@ export function createApp(deps: AppDeps): Apps {
     redis: deps.redis,
     logger: deps.logger,
     keyspace: createKeyspace(config.keyPrefix),
-    contract: deps.contract ?? new Contract(OPENAPI_FILE),
+    contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: allowAll,
     served: [],
   };
   const data = new Routes(ctx);
-  stringRoutes(data, stringOps(config.limits));
+  stringRoutes(data, ctx, stringOps(config.limits));
 
   const app = baseApp(ctx);
   for (const prefix of PREFIXES) app.use(prefix, data.router);

@@ -42,11 +42,13 @@ export class Contract {
   readonly operations: Operation[] = [];
   private readonly ajv = new Ajv2020({ discriminator: true, strict: true, verbose: true, allErrors: false });
 
-  constructor(file: string) {
+  /** `batchMaxOperations` (SVC_BATCH_MAX_OPERATIONS) replaces the documented default of the batch bodies. */
+  constructor(file: string, options: { batchMaxOperations?: number } = {}) {
     this.document = parseYaml(readFileSync(file, 'utf8')) as Json;
     const doc = JSON.parse(
       JSON.stringify(this.document).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`),
     );
+    if (options.batchMaxOperations) setBatchLimit(doc, options.batchMaxOperations);
     for (const keyword of vendorKeywords(doc)) this.ajv.addKeyword(keyword);
     this.ajv.addKeyword('example');
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: doc.components.schemas });
@@ -119,6 +121,15 @@ export class Contract {
     return (value) => {
       if (!fn(value)) throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv);
     };
+  }
+}
+
+function setBatchLimit(doc: Json, max: number): void {
+  const schemas = (doc.components as { schemas: Record<string, { properties?: { operations?: Json } }> })
+    .schemas;
+  for (const [name, schema] of Object.entries(schemas)) {
+    if (name.endsWith('BatchRequest') && schema.properties?.operations)
+      schema.properties.operations.maxItems = max;
   }
 }
 

@@ -1,13 +1,16 @@
 // String routes: /store/string/... mapped onto the string operations.
+import type { Context } from '../http/context';
 import type { RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
-import type { StringSetInput, stringOps } from '../ops/strings';
+import type { StringOps, StringSetInput } from '../ops/strings';
+import { batchRoute } from './batch';
 
 const key = (input: RequestInput) => ({ key: input.params.key as string });
 /** `If-None-Match: *` makes a create conditional: nothing is written when the key exists. */
 export const ifAbsent = (input: RequestInput) => input.headers['if-none-match'] === '*';
 
-export function stringRoutes(routes: Routes, ops: ReturnType<typeof stringOps>): void {
+export function stringRoutes(routes: Routes, ctx: Context, ops: StringOps): void {
+  batchRoute(routes, ctx, '/store/string/batch', ops);
   routes.op('get', '/store/string/{key}', (input) => ops.get(key(input)));
   routes.op('post', '/store/string/{key}', (input) =>
     ops.set({ ...(input.body as Omit<StringSetInput, 'key'>), ...key(input), ifAbsent: ifAbsent(input) }),

@@ -38,7 +38,9 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
   const redis = createRedis(config);
   await redis.connect();
   const raw = new Redis(process.env.REDIS_URL as string);
-  const apps = createApp({ config, redis, logger, contract: contract() });
+  // A contract is compiled with the batch limit, so a test that changes it gets its own.
+  const shared = env.SVC_BATCH_MAX_OPERATIONS === undefined ? contract() : undefined;
+  const apps = createApp({ config, redis, logger, contract: shared });
   return {
     ...apps,
     redis,

@@ -1,0 +1,55 @@
+// The batch endpoint of a family: validate every item, build its operation, run all in one MULTI/EXEC.
+import { ApiError, toApiError } from '../errors';
+import type { Context } from '../http/context';
+import type { Routes } from '../http/routes';
+import { sendJson } from '../http/send';
+import type { Op } from '../ops/op';
+import { runBatch } from '../ops/run';
+
+export interface BatchItem {
+  type: string;
+  [field: string]: unknown;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: each factory takes the validated item of its own type
+export type OpFactories = Record<string, (item: any) => Op>;
+
+/** Builds every item's operation before anything runs; an item that can't be built fails the request. */
+function build(items: BatchItem[], factories: OpFactories): Op[] {
+  return items.map((item, index) => {
+    try {
+      const factory = factories[item.type];
+      if (!factory) throw new ApiError('invalid_request', `unknown type '${item.type}'`);
+      return factory(item);
+    } catch (err) {
+      const e = toApiError(err);
+      throw new ApiError(e.type, `operations[${index}]: ${e.message}`, { details: { ...e.details, index } });
+    }
+  });
+}
+
+/** Registers POST {path}: results in request order, a run-time failure fails its item only. */
+export function batchRoute(routes: Routes, ctx: Context, path: string, factories: OpFactories): void {
+  routes.custom('post', path, async (input, _req, res) => {
+    const items = input.body.operations as BatchItem[];
+    const ops = build(items, factories);
+    ctx.access.authorize(
+      res,
+      ops.some((op) => op.writes) ? 'write' : 'read',
+      ops.flatMap((op) => op.keys),
+    );
+    const { outcomes, atomic } = await runBatch(ctx.redis, ctx.keyspace, ops);
+    const results = outcomes.map((outcome, i) => {
+      const type = (items[i] as BatchItem).type;
+      if (outcome instanceof ApiError) {
+        return {
+          type,
+          success: false,
+          error: { error: outcome.type, message: outcome.message, status: outcome.status },
+        };
+      }
+      return { type, success: true, ...outcome.body };
+    });
+    sendJson(res, 200, { results, atomic });
+  });
+}

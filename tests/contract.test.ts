@@ -1,0 +1,83 @@
+// The contract test: what the app serves and what openapi.yaml describes agree, in both directions.
+import type { Express } from 'express';
+import { ERROR_STATUS } from '../src/errors';
+import { type TestApp, testApp } from './support/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp('contract');
+});
+afterAll(() => t.close());
+
+interface Layer {
+  route?: { path: string; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+  matchers?: unknown[];
+}
+
+/** Every `METHOD /path` Express would route, with `:param` turned back into `{param}`, prefixes stripped. */
+function expressRoutes(app: Express): string[] {
+  const found: string[] = [];
+  const walk = (stack: Layer[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const method of Object.keys(layer.route.methods)) {
+          if (method === '_all') continue;
+          found.push(`${method.toUpperCase()} ${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+        }
+      } else if (layer.handle?.stack) {
+        walk(layer.handle.stack);
+      }
+    }
+  };
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
+  return found;
+}
+
+const documented = () =>
+  t.context.contract.operations.map((o) => `${o.method.toUpperCase()} ${o.path.replace(/^\/store/, '')}`);
+
+describe('routes and openapi.yaml', () => {
+  test('every route the apps serve is in openapi.yaml', () => {
+    const served = [t.data, ...(t.admin ? [t.admin] : [])].flatMap(expressRoutes);
+    const extra = served.filter((r) => !documented().includes(r) && !r.match(/ \/(docs|openapi\.yaml)/));
+    expect(extra).toEqual([]);
+  });
+
+  test('every operation in openapi.yaml is served', () => {
+    const served = new Set([t.data, ...(t.admin ? [t.admin] : [])].flatMap(expressRoutes));
+    expect(documented().filter((r) => !served.has(r))).toEqual([]);
+  });
+
+  test('every operation declares a permission and an operationId', () => {
+    for (const op of t.context.contract.operations) {
+      expect(['read', 'write', 'admin']).toContain(op.permission);
+      expect(op.id).toMatch(/^[a-z][A-Za-z]+$/);
+    }
+  });
+});
+
+describe('error types', () => {
+  const errorType = () =>
+    (t.context.contract.document.components as { schemas: Record<string, Record<string, unknown>> }).schemas
+      .ErrorType as { enum: string[]; 'x-status': Record<string, number> };
+
+  test('the error types in openapi.yaml are exactly those of the code, with the same statuses', () => {
+    expect([...errorType().enum].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+    expect(errorType()['x-status']).toEqual(ERROR_STATUS);
+  });
+
+  test('every x-error in openapi.yaml names a known error type', () => {
+    const names: string[] = [];
+    const walk = (v: unknown) => {
+      if (v && typeof v === 'object') {
+        for (const [k, child] of Object.entries(v)) {
+          if (k === 'x-error') names.push(child as string);
+          else walk(child);
+        }
+      }
+    };
+    walk(t.context.contract.document);
+    expect(names.filter((n) => !(n in ERROR_STATUS))).toEqual([]);
+  });
+});
