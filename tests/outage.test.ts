@@ -1,0 +1,64 @@
+// When Redis goes away the service answers 503 quickly, and it serves again by itself when Redis is back.
+import Redis from 'ioredis';
+import request from 'supertest';
+import { type TestApp, testApp } from './support/app';
+import { type RedisServer, startRedisServer } from './support/redis-server';
+
+let server: RedisServer;
+let t: TestApp;
+beforeAll(async () => {
+  server = await startRedisServer({ args: ['--enable-debug-command', 'yes'] });
+  t = await testApp('outage', { SVC_REDIS_URL: server.url });
+});
+afterAll(async () => {
+  await server.start();
+  await t.close();
+  await server.stop();
+});
+
+const waitFor = async (check: () => Promise<boolean>, timeoutMs = 20_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+};
+
+test('when Redis stops, then requests get 503 service_unavailable with retry_after, then recover', async () => {
+  await request(t.data).post('/store/string/k').send({ value: 'before' }).expect(201);
+
+  await server.stop();
+  const started = Date.now();
+  const res = await request(t.data).get('/store/string/k');
+  const elapsed = Date.now() - started;
+  expect(res.status).toBe(503);
+  expect(res.body).toMatchObject({
+    error: 'service_unavailable',
+    status: 503,
+    retry_after: expect.any(Number),
+  });
+  expect(res.headers['retry-after']).toBeDefined();
+  expect(JSON.stringify(res.body)).not.toContain(String(server.port));
+  expect(elapsed).toBeLessThan(2000); // typically a few milliseconds: no connection, no queue
+
+  const writes = await request(t.data).post('/store/string/k').send({ value: 'during' });
+  expect(writes.status).toBe(503);
+
+  await server.start();
+  const recovered = await waitFor(async () => (await request(t.data).get('/store/string/k')).status !== 503);
+  expect(recovered).toBe(true);
+  const after = await request(t.data).get('/store/string/k');
+  expect(after.status).toBe(404); // the throwaway server keeps nothing
+});
+
+test('when Redis hangs, then a request gets 503 after the command timeout instead of waiting', async () => {
+  const blocker = new Redis(server.url);
+  const sleeping = blocker.call('DEBUG', 'SLEEP', '3').catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 100));
+  const res = await request(t.data).get('/store/string/k');
+  expect(res.status).toBe(503);
+  await sleeping;
+  blocker.disconnect();
+  expect(await waitFor(async () => (await request(t.data).get('/store/string/k')).status !== 503)).toBe(true);
+});
