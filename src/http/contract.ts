@@ -34,6 +34,7 @@ interface OpenApiParameter {
 }
 
 const COMPONENTS_ID = 'components.json';
+const KEY_RULE = "a key is 1 to 1024 characters of letters, digits, '-', '_', ':' and '.'";
 const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** The contract: the document and one compiled operation per path and method. */
@@ -182,6 +183,8 @@ function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
   if (index !== undefined)
     message = `operations[${index}]: ${message.replace(/^operations\[\d+\]\.?:? ?/, '')}`;
   if (section === 'headers') message = `header ${message}`;
+  if (type === 'invalid_key' && typeof e.data === 'string')
+    message = `${message.split(' ')[0]} '${e.data.slice(0, 100)}' is not a valid key: ${KEY_RULE}`;
   return new ApiError(type, message, {
     details: {
       ...(index === undefined ? {} : { index }),

@@ -1,5 +1,5 @@
 // Operations every type has: existence, TTL, expiry, persistence and deletion of a whole key.
-import { ok, present, type RedisType, readOp, writeOp } from './op';
+import { ok, present, type RedisType, readOp, type WriteReply, writeOp } from './op';
 
 export interface KeyInput {
   key: string;
@@ -8,6 +8,12 @@ export interface ExpireInput extends KeyInput {
   ttl: number;
 }
 
+/** The outcome `body` when the key existed, else 404 not_found. */
+const ifPresent = (key: string, body: Record<string, unknown>) => (reply: WriteReply) => {
+  present(reply, key);
+  return ok(body);
+};
+
 export function keyOps(type: RedisType) {
   return {
     exists: ({ key }: KeyInput) => readOp(type, key, (reply) => ok({ exists: reply !== null })),
@@ -15,21 +21,8 @@ export function keyOps(type: RedisType) {
     delete: ({ key }: KeyInput) =>
       writeOp(type, key, {}, (reply) => ok({ success: true, deleted: reply?.[1] === 1 }), 'DEL'),
     expire: ({ key, ttl }: ExpireInput) =>
-      writeOp(
-        type,
-        key,
-        { condition: 'present' },
-        (reply) => (present(reply, key), ok({ success: true, ttl })),
-        'EXPIRE',
-        ttl,
-      ),
+      writeOp(type, key, { condition: 'present' }, ifPresent(key, { success: true, ttl }), 'EXPIRE', ttl),
     persist: ({ key }: KeyInput) =>
-      writeOp(
-        type,
-        key,
-        { condition: 'present' },
-        (reply) => (present(reply, key), ok({ success: true, ttl: -1 })),
-        'PERSIST',
-      ),
+      writeOp(type, key, { condition: 'present' }, ifPresent(key, { success: true, ttl: -1 }), 'PERSIST'),
   };
 }
