@@ -1,0 +1,114 @@
+// Redis Cluster and Sentinel: the same API over other topologies, each started here from redis-server.
+import { execFileSync } from 'node:child_process';
+import type { Cluster } from 'ioredis';
+import request from 'supertest';
+import { type TestApp, testApp } from './support/app';
+import { type RedisServer, startRedisServer } from './support/redis-server';
+
+const waitFor = async (check: () => Promise<boolean> | boolean, timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('condition not met in time');
+};
+
+describe('on a Redis Cluster of three masters', () => {
+  const nodes: RedisServer[] = [];
+  let t: TestApp;
+
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) {
+      nodes.push(
+        await startRedisServer({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'] }),
+      );
+    }
+    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+    execFileSync(
+      'redis-cli',
+      ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    await waitFor(() =>
+      nodes.every((n) =>
+        execFileSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'])
+          .toString()
+          .includes('cluster_state:ok'),
+      ),
+    );
+    t = await testApp('cluster', { SVC_REDIS_CLUSTER_NODES: addresses.join(',') });
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all(nodes.map((n) => n.stop()));
+  });
+
+  test('strings are written and read across slots', async () => {
+    for (const key of ['alpha', 'beta', 'gamma', 'delta']) {
+      await request(t.data).post(`/store/string/${key}`).send({ value: key }).expect(201);
+      expect((await request(t.data).get(`/store/string/${key}`)).body.value).toBe(key);
+    }
+    const direct = t.redis as unknown as Cluster;
+    expect(await direct.get(`${t.prefix}gamma`)).toBe('gamma');
+  });
+
+  test('a batch over several slots runs per slot and says atomic: false', async () => {
+    const res = await request(t.data)
+      .post('/store/string/batch')
+      .send({ operations: ['k1', 'k2', 'k3', 'k4', 'k5'].map((key) => ({ type: 'set', key, value: key })) });
+    expect(res.status).toBe(200);
+    expect(res.body.atomic).toBe(false);
+    expect(res.body.results.every((r: { success: boolean }) => r.success)).toBe(true);
+  });
+
+  test('a batch whose keys share a hash tag is atomic', async () => {
+    // The prefix is part of the Redis key, so the hash tag must be the first {...} in it: use a tagged prefix.
+    const tagged = await testApp('cluster-tag', {
+      SVC_REDIS_CLUSTER_NODES: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+      SVC_KEY_PREFIX: `{tenant-${Date.now()}}:`,
+    });
+    try {
+      const res = await request(tagged.data)
+        .post('/store/string/batch')
+        .send({ operations: ['a', 'b', 'c'].map((key) => ({ type: 'set', key, value: key })) });
+      expect(res.body.atomic).toBe(true);
+    } finally {
+      await tagged.close();
+    }
+  });
+});
+
+describe('behind Redis Sentinel', () => {
+  let master: RedisServer;
+  let sentinel: RedisServer;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    master = await startRedisServer();
+    sentinel = await startRedisServer({
+      args: ['--sentinel'],
+      config: `sentinel monitor gw 127.0.0.1 ${master.port} 1\nsentinel down-after-milliseconds gw 5000\n`,
+    });
+    t = await testApp('sentinel', {
+      SVC_REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`,
+      SVC_REDIS_SENTINEL_NAME: 'gw',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await sentinel.stop();
+    await master.stop();
+  });
+
+  test('the service finds the master through Sentinel and serves from it', async () => {
+    await request(t.data).post('/store/string/via-sentinel').send({ value: 'yes' }).expect(201);
+    expect((await request(t.data).get('/store/string/via-sentinel')).body.value).toBe('yes');
+    const onMaster = execFileSync('redis-cli', ['-p', String(master.port), 'get', `${t.prefix}via-sentinel`]);
+    expect(onMaster.toString().trim()).toBe('yes');
+  });
+});
