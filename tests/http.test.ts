@@ -89,7 +89,10 @@ describe('unknown paths and methods', () => {
 
 describe('request bodies', () => {
   test('malformed JSON is 400 invalid_value', async () => {
-    const res = await api().post('/store/string/k').set('Content-Type', 'application/json').send('{"value": ');
+    const res = await api()
+      .post('/store/string/k')
+      .set('Content-Type', 'application/json')
+      .send('{"value": ');
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_value');
   });
