@@ -1,7 +1,7 @@
 // The admin endpoints' shapes and units, validated against the response schemas of openapi.yaml.
 import request from 'supertest';
 import { redactUrl } from '../src/redis/client';
-import { type TestApp, testApp } from './support/app';
+import { contract, type TestApp, testApp } from './support/app';
 import { expectSchema } from './support/schemas';
 
 let t: TestApp;
@@ -189,5 +189,27 @@ describe('flush with a key prefix', () => {
       await t.raw.del(outside, '#svc:rl:test-flush');
       await app.close();
     }
+  });
+});
+
+describe('the contract', () => {
+  test('every JSON example of an admin response matches its schema', () => {
+    const paths = contract().document.paths as Record<string, Record<string, { responses: object }>>;
+    let checked = 0;
+    for (const [path, item] of Object.entries(paths)) {
+      if (!path.startsWith('/store/admin/')) continue;
+      for (const operation of Object.values(item)) {
+        for (const response of Object.values(operation.responses ?? {})) {
+          const json = (
+            response as { content?: Record<string, { schema?: { $ref?: string }; example?: unknown }> }
+          ).content?.['application/json'];
+          const name = json?.schema?.$ref?.split('/').pop();
+          if (!name || json?.example === undefined) continue;
+          expectSchema(name, json.example);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(9);
   });
 });
