@@ -44,6 +44,7 @@ function log(
   errorType: string | undefined,
   locals: Record<string, unknown>,
 ): void {
+  if (status < 500 && !logger.isInfoEnabled()) return;
   const fields = {
     method,
     route,
@@ -53,7 +54,7 @@ function log(
     ...(errorType === undefined ? {} : { error: errorType }),
   };
   if (status < 500) {
-    if (logger.isInfoEnabled()) logger.info('request', fields);
+    logger.info('request', fields);
     return;
   }
   const failure = locals.failure;
