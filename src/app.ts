@@ -1,27 +1,24 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import express, { type Express } from 'express';
-import type { Config } from './config';
+import { type Config, loadConfig } from './config';
 import type { Access, Context } from './http/context';
-import { Contract } from './http/contract';
+import { Contract, type Operation } from './http/contract';
+import { docs } from './http/docs';
 import { errorHandler } from './http/error-handler';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
 import type { Logger } from './observability/logger';
-import { requestLog } from './observability/request-log';
+import { createTelemetry, observeRequests } from './observability/observe';
+import { observeRedis } from './ops/run';
 import { stringOps } from './ops/strings';
+import { OPENAPI_FILE } from './paths';
 import type { RedisClient } from './redis/client';
 import { createKeyspace } from './redis/keys';
+import { createReload } from './reload';
+import { adminRoutes } from './routes/admin';
 import { stringRoutes } from './routes/strings';
 
-/** openapi.yaml sits at the project root, above src/ (tests) or dist/src/ (built). */
-function findUp(name: string, dir = __dirname): string {
-  const candidate = join(dir, name);
-  if (existsSync(candidate) || dirname(dir) === dir) return candidate;
-  return findUp(name, dirname(dir));
-}
-export const OPENAPI_FILE = findUp('openapi.yaml');
+export { OPENAPI_FILE };
 
 export interface AppDeps {
   config: Config;
@@ -29,6 +26,8 @@ export interface AppDeps {
   logger: Logger;
   /** The loaded contract (built with the same limits as `config`); loaded from openapi.yaml when not given. */
   contract?: Contract;
+  /** How a reload reads the configuration again; `loadConfig()` (environment + SVC_CONFIG_FILE) by default. */
+  loadConfig?: () => Config;
 }
 
 export interface Apps {
@@ -46,12 +45,17 @@ function baseApp(ctx: Context): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
-  app.use(requestId(ctx.config.requestIdHeader), requestLog(ctx.logger));
+  app.use(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger));
   return app;
 }
 
-function finish(app: Express, ctx: Context): Express {
-  app.use(fallback(ctx.served));
+function mount(app: Express, ...routers: Routes[]): void {
+  for (const routes of routers) for (const prefix of PREFIXES) app.use(prefix, routes.router);
+}
+
+/** 404/405 for what no route took: each app knows only the operations it serves. */
+function finish(app: Express, ctx: Context, served: Operation[]): Express {
+  app.use(fallback(served));
   app.use(errorHandler(ctx.logger, () => ctx.config.errorDetails));
   return app;
 }
@@ -66,11 +70,28 @@ export function createApp(deps: AppDeps): Apps {
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: allowAll,
     served: [],
+    telemetry: createTelemetry(config),
+    onReload: [],
   };
+  ctx.reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
+  observeRedis(deps.redis, ctx.telemetry.redis);
+
   const data = new Routes(ctx);
   stringRoutes(data, ctx, stringOps(config.limits));
+  const admin = config.admin.enabled ? new Routes(ctx) : undefined;
+  if (admin) adminRoutes(admin, ctx);
+  const ownListener = admin !== undefined && config.admin.port !== config.port;
 
   const app = baseApp(ctx);
-  for (const prefix of PREFIXES) app.use(prefix, data.router);
-  return { data: finish(app, ctx), context: ctx };
+  app.use(docs(ctx.contract.document, OPENAPI_FILE));
+  mount(app, data);
+  if (admin && !ownListener) mount(app, admin);
+  const dataServed = [...data.served, ...(admin && !ownListener ? admin.served : [])];
+  const apps: Apps = { data: finish(app, ctx, dataServed), context: ctx };
+  if (admin && ownListener) {
+    const adminApp = baseApp(ctx);
+    mount(adminApp, admin);
+    apps.admin = finish(adminApp, ctx, admin.served);
+  }
+  return apps;
 }

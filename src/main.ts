@@ -73,7 +73,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => void apps.context.reload?.());
+  // The reload logs what it applied; a failed one keeps the running configuration and says why.
+  process.on('SIGHUP', () => {
+    apps.context
+      .reload?.()
+      .catch((err: Error) => logger.error('configuration reload failed', { cause: err.message }));
+  });
 }
 
 main().catch((err) => {

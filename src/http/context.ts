@@ -2,6 +2,7 @@
 import type { Response } from 'express';
 import type { Config } from '../config';
 import type { Logger } from '../observability/logger';
+import type { Telemetry } from '../observability/observe';
 import type { RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
 import type { Contract, Operation, Permission } from './contract';
@@ -21,6 +22,12 @@ export interface Context {
   access: Access;
   /** The operations this app serves (filled as routes are registered; the contract test reads it). */
   readonly served: Operation[];
-  /** Re-reads the configuration and applies what can change live (set by the admin family). */
+  /** Statistics, metrics and the clients list of this instance. */
+  readonly telemetry: Telemetry;
+  /** Re-reads the configuration and applies what can change live; resolves to a message (see reload.ts). */
   reload?: () => Promise<string>;
+  /** Run by a reload with the new configuration before it is applied; a hook that throws cancels the reload. */
+  onReload?: Array<(config: Config) => void | Promise<void>>;
+  /** True when any credential is configured (set by the auth family; `info` reports it). */
+  authConfigured?: () => boolean;
 }

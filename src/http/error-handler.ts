@@ -19,25 +19,22 @@ export function sendError(res: Response, err: ApiError, withDetails: boolean): v
   });
 }
 
+/**
+ * The request's log line (observability/observe.ts) reports a 5xx with its cause: `res.locals.failure`
+ * is the error itself for a bug (logged with its stack), the underlying Redis error otherwise.
+ */
 export function errorHandler(logger: Logger, errorDetails: () => boolean): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next) => {
     const apiError = toApiError(err);
-    if (apiError.type === 'server_error') {
-      logger.error('request failed', {
+    if (apiError.status >= 500) res.locals.failure = apiError.type === 'server_error' ? err : apiError.cause;
+    if (res.headersSent) {
+      // No 'finish' will come for this response, so the request log line is written here.
+      logger.error('request failed after its headers were sent', {
         request_id: res.locals.requestId,
         route: res.locals.route,
         method: req.method,
         err,
       });
-    } else if (apiError.status >= 500) {
-      const cause = apiError.cause instanceof Error ? apiError.cause.message : undefined;
-      logger.warn('data store unavailable', {
-        request_id: res.locals.requestId,
-        route: res.locals.route,
-        cause,
-      });
-    }
-    if (res.headersSent) {
       res.destroy();
       return;
     }

@@ -26,6 +26,8 @@ function hasBody(req: Request): boolean {
 /** A router of one group of families (data or admin); paths are the contract's, without the prefix. */
 export class Routes {
   readonly router = Router();
+  /** The operations of this router; an app's 404/405 fallback knows only those of the routers it mounts. */
+  readonly served: Operation[] = [];
   private readonly jsonBody: RequestHandler;
 
   constructor(private readonly ctx: Context) {
@@ -49,6 +51,7 @@ export class Routes {
   /** A route with its own handler (batches, admin); input is validated before it runs. */
   custom(method: Method, path: string, handler: Handler): void {
     const operation = this.ctx.contract.operation(method, path);
+    this.served.push(operation);
     this.ctx.served.push(operation);
     const chain: RequestHandler[] = [
       (_req, res, next) => {

@@ -31,10 +31,11 @@ export function createLogger(log: Config['log'], silent = false): Logger {
   });
 }
 
-/** Applies a reloaded log configuration to a running logger. */
+/** Applies a reloaded log configuration to a running logger (a silent one, as in tests, stays silent). */
 export function reconfigureLogger(logger: Logger, log: Config['log']): void {
   const fresh = createLogger(log);
   logger.configure({
+    silent: logger.silent,
     level: log.level,
     format: fresh.format,
     transports: [new winston.transports.Console()],

@@ -8,6 +8,21 @@ import type { Command, Op, Outcome } from './op';
 
 type Invoke = (...args: (string | number)[]) => Promise<unknown>;
 
+/** Told the duration (seconds) and command count of each Redis round trip, for statistics and metrics. */
+export type RedisObserver = (seconds: number, commands: number) => void;
+
+// Kept beside the client rather than passed by every caller, so that every route and batch is measured.
+const observers = new WeakMap<RedisClient, RedisObserver>();
+
+export function observeRedis(redis: RedisClient, observer: RedisObserver): void {
+  observers.set(redis, observer);
+}
+
+const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
+
+/** Replies that came from Redis (values or Redis errors), not a connection failure: a round trip happened. */
+const answered = (replies: Reply[]) => replies.every(([err]) => err === null || err.name === 'ReplyError');
+
 /** The one place where Redis error replies become API errors. */
 function replyError(err: Error, command: Command): ApiError {
   const key = command.keys[0] ?? '';
@@ -49,6 +64,8 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
 
 /** Runs one operation; its commands go out together (auto-pipelining) and need no transaction. */
 export async function runOp(redis: RedisClient, keyspace: Keyspace, op: Op): Promise<Outcome> {
+  const observer = observers.get(redis);
+  const start = observer ? process.hrtime.bigint() : 0n;
   const replies = await Promise.all(
     op.commands.map((c) =>
       call(redis, keyspace, c).then(
@@ -57,6 +74,7 @@ export async function runOp(redis: RedisClient, keyspace: Keyspace, op: Op): Pro
       ),
     ),
   );
+  if (observer && answered(replies)) observer(seconds(start), op.commands.length);
   const outcome = settle(op, replies);
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
@@ -96,6 +114,8 @@ export async function runBatch(
     );
   }
   const replies: Reply[] = new Array(commands.length);
+  const observer = observers.get(redis);
+  const start = observer ? process.hrtime.bigint() : 0n;
   await Promise.all(
     [...groups.values()].map(async (indexes) => {
       const groupReplies = await exec(
@@ -108,6 +128,8 @@ export async function runBatch(
       });
     }),
   );
+  // MULTI and EXEC are commands too.
+  observer?.(seconds(start), commands.length + 2 * groups.size);
   let next = 0;
   const outcomes = ops.map((op) => {
     const slice = replies.slice(next, next + op.commands.length);

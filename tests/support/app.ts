@@ -27,20 +27,27 @@ export interface TestApp extends Apps {
 /** An app on the test Redis; `env` holds SVC_* overrides. Rate limits are off unless `env` turns them on. */
 export async function testApp(name: string, env: Record<string, string> = {}): Promise<TestApp> {
   const prefix = testPrefix(name);
-  const config = loadConfig({
+  const settings = {
     SVC_REDIS_URL: process.env.REDIS_URL,
     SVC_KEY_PREFIX: prefix,
     SVC_RATE_LIMIT_ENABLED: 'false',
     SVC_PROTECTED_MODE: 'false',
     ...env,
-  });
+  };
+  const config = loadConfig(settings);
   const logger = createLogger(config.log, true);
   const redis = createRedis(config);
   await redis.connect();
   const raw = new Redis(process.env.REDIS_URL as string);
-  // A contract is compiled with the batch limit, so a test that changes it gets its own.
-  const shared = env.SVC_BATCH_MAX_OPERATIONS === undefined ? contract() : undefined;
-  const apps = createApp({ config, redis, logger, contract: shared });
+  // A reload reads the same settings again (and SVC_CONFIG_FILE, when `env` names one).
+  const apps = createApp({
+    config,
+    redis,
+    logger,
+    // A contract is compiled with the batch limit, so a test that changes it gets its own.
+    contract: env.SVC_BATCH_MAX_OPERATIONS === undefined ? contract() : undefined,
+    loadConfig: () => loadConfig(settings),
+  });
   return {
     ...apps,
     redis,

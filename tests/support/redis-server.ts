@@ -142,6 +142,8 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
     const argv = [configFile, '--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'];
     argv.push('--daemonize', 'no', '--dir', dir, ...(opts.args ?? []));
     const proc = spawn('redis-server', argv, { stdio: 'ignore' });
+    // Unreferenced, so a server a test forgot to stop does not keep jest alive; the exit hook then kills it.
+    proc.unref();
     const spawnError = new Promise<never>((_, reject) => {
       proc.once('error', (err: NodeJS.ErrnoException) =>
         reject(err.code === 'ENOENT' ? new Error('redis-server is not on the PATH') : err),

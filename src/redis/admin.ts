@@ -1,0 +1,114 @@
+// Redis-side work of the admin endpoints: PING and INFO memory, one key's memory record, flush, connections.
+import { Cluster, type Redis } from 'ioredis';
+import type { RedisClient } from './client';
+import type { Keyspace } from './keys';
+
+export interface MemoryFigures {
+  used: number;
+  available: number;
+  total: number;
+}
+
+const infoField = (info: string, name: string): number => {
+  const match = new RegExp(`^${name}:(\\d+)`, 'm').exec(info);
+  return match ? Number(match[1]) : 0;
+};
+
+/** `INFO memory` -> bytes: total is maxmemory, or the host's memory when none is set (0 when neither is known). */
+export function parseMemory(info: string): MemoryFigures {
+  const used = infoField(info, 'used_memory');
+  const total = infoField(info, 'maxmemory') || infoField(info, 'total_system_memory');
+  return { used, total, available: Math.max(0, total - used) };
+}
+
+export interface Probe {
+  /** PING round trip in milliseconds; null when Redis did not answer. */
+  latency: number | null;
+  memory: MemoryFigures | null;
+}
+
+/** PING with its round trip, then INFO memory (on a Cluster, of whichever node answers). Never throws. */
+export async function probe(redis: RedisClient): Promise<Probe> {
+  const start = process.hrtime.bigint();
+  try {
+    await redis.ping();
+  } catch {
+    return { latency: null, memory: null };
+  }
+  const latency = Number((Number(process.hrtime.bigint() - start) / 1e6).toFixed(3));
+  const memory = await redis.info('memory').then(parseMemory, () => null);
+  return { latency, memory };
+}
+
+export interface KeyRecord {
+  type: string;
+  size: number;
+  ttl: number;
+  /** Seconds since the last access; null under an LFU maxmemory-policy, where Redis does not track it. */
+  idleSeconds: number | null;
+}
+
+/** TYPE, MEMORY USAGE, OBJECT IDLETIME and TTL in one round trip (none of them touches the key); null if missing. */
+export async function keyRecord(redis: RedisClient, redisKey: string): Promise<KeyRecord | null> {
+  const [type, size, idleSeconds, ttl] = await Promise.all([
+    redis.type(redisKey),
+    redis.memory('USAGE', redisKey),
+    redis.object('IDLETIME', redisKey).catch((err: Error) => {
+      if (err.name === 'ReplyError') return null;
+      throw err;
+    }),
+    redis.ttl(redisKey),
+  ]);
+  if (type === 'none' || size === null || ttl === -2) return null;
+  return { type, size, ttl, idleSeconds: idleSeconds as number | null };
+}
+
+const masters = (redis: RedisClient): Redis[] => (redis instanceof Cluster ? redis.nodes('master') : [redis]);
+
+/** DBSIZE and FLUSHDB ASYNC in one MULTI, so the count is exactly what was flushed. */
+async function flushNode(node: Redis): Promise<number> {
+  const replies = await node.multi().dbsize().flushdb('ASYNC').exec();
+  const [err, count] = replies?.[0] ?? [new Error('MULTI was aborted'), 0];
+  if (err) throw err;
+  return count as number;
+}
+
+/** SCAN + UNLINK of the keys matching `pattern`; on a Cluster one key per UNLINK (keys of a node span slots). */
+async function unlinkMatching(node: Redis, pattern: string, perKey: boolean): Promise<number> {
+  let removed = 0;
+  for await (const keys of node.scanStream({ match: pattern, count: 1000 }) as AsyncIterable<string[]>) {
+    if (keys.length === 0) continue;
+    if (perKey) {
+      const pipeline = node.pipeline();
+      for (const key of keys) pipeline.unlink(key);
+      await pipeline.exec();
+    } else {
+      await node.unlink(...keys);
+    }
+    removed += keys.length;
+  }
+  return removed;
+}
+
+/**
+ * Removes the user data: the whole database (FLUSHDB ASYNC) without a key prefix, else only the keys under
+ * it (internal `#svc:` keys never match a prefix). Returns the number of keys removed.
+ */
+export async function flush(redis: RedisClient, keyspace: Keyspace): Promise<number> {
+  const cluster = redis instanceof Cluster;
+  const counts = await Promise.all(
+    masters(redis).map((node) =>
+      keyspace.prefix ? unlinkMatching(node, keyspace.userPattern, cluster) : flushNode(node),
+    ),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The service keeps one multiplexed (auto-pipelined) connection per Redis node and shares it between all
+ * requests: `max` is the number of those connections, `active` those open and ready, `idle` always 0.
+ */
+export function connectionPool(redis: RedisClient): { active: number; idle: number; max: number } {
+  const nodes = redis instanceof Cluster ? redis.nodes() : [redis];
+  return { active: nodes.filter((n) => n.status === 'ready').length, idle: 0, max: nodes.length };
+}

@@ -1,0 +1,95 @@
+// Admin routes: /store/admin/... ping, health, info, clients, key memory, stats, flush, reload, metrics.
+import type { Request, Response } from 'express';
+import { ApiError } from '../errors';
+import type { Context } from '../http/context';
+import type { Method, RequestInput } from '../http/contract';
+import type { Routes } from '../http/routes';
+import { sendJson } from '../http/send';
+import { buildInfo, publicConfig } from '../observability/info';
+import { notFound } from '../ops/op';
+import { connectionPool, flush, keyRecord, probe } from '../redis/admin';
+import { redisMode } from '../redis/client';
+
+type Handler = (input: RequestInput, res: Response, req: Request) => Promise<void> | void;
+
+const now = () => new Date().toISOString();
+
+export function adminRoutes(routes: Routes, ctx: Context): void {
+  const { version, buildDate } = buildInfo();
+  const admin = (method: Method, path: string, handler: Handler) =>
+    routes.custom(method, path, (input, req, res) => {
+      ctx.access.authorize(res, 'admin', input.params.key === undefined ? [] : [input.params.key]);
+      return handler(input, res, req);
+    });
+
+  admin('get', '/store/admin/ping', (_input, res) => sendJson(res, 200, { pong: 'pong', timestamp: now() }));
+
+  admin('get', '/store/admin/health', async (_input, res) => {
+    const { latency, memory } = await probe(ctx.redis);
+    const healthy = latency !== null;
+    // A 503 is counted as an error in statistics and metrics like any other.
+    if (!healthy) res.locals.errorType = 'service_unavailable';
+    sendJson(res, healthy ? 200 : 503, {
+      status: healthy ? 'healthy' : 'unhealthy',
+      timestamp: now(),
+      uptime: Math.floor((Date.now() - ctx.telemetry.startedAt) / 1000),
+      database: { status: healthy ? 'connected' : 'disconnected', type: redisMode(ctx.config), latency },
+      memory,
+    });
+  });
+
+  admin('get', '/store/admin/info', (_input, res) =>
+    sendJson(res, 200, {
+      version,
+      build_date: buildDate,
+      config: publicConfig(ctx.config),
+      features: { websocket: false, authentication: ctx.authConfigured?.() ?? false, cors: false },
+    }),
+  );
+
+  admin('get', '/store/admin/clients', (_input, res) => {
+    const clients = ctx.telemetry.clients.list();
+    sendJson(res, 200, { clients, total_clients: clients.length });
+  });
+
+  admin('get', '/store/admin/memory/{key}', async (input, res) => {
+    const key = input.params.key as string;
+    const record = await keyRecord(ctx.redis, ctx.keyspace.user(key));
+    if (!record) throw notFound(key);
+    const { type, size, ttl, idleSeconds } = record;
+    const lastAccessed =
+      idleSeconds === null ? null : new Date(Date.now() - idleSeconds * 1000).toISOString();
+    sendJson(res, 200, { key, type, size, ttl, created_at: null, last_accessed: lastAccessed });
+  });
+
+  admin('get', '/store/admin/stats', (_input, res) => {
+    const stats = ctx.telemetry.stats.snapshot();
+    const database = { ...stats.database, connection_pool: connectionPool(ctx.redis) };
+    sendJson(res, 200, { ...stats, database });
+  });
+
+  admin('post', '/store/admin/flush', async (_input, res) => {
+    const removed = await flush(ctx.redis, ctx.keyspace);
+    const prefix = ctx.keyspace.prefix;
+    const message = prefix ? `Removed the keys under prefix '${prefix}'` : 'Database flushed';
+    sendJson(res, 200, { success: true, message, keys_removed: removed });
+  });
+
+  admin('post', '/store/admin/reload', async (_input, res) => {
+    const message = await (ctx.reload as () => Promise<string>)();
+    sendJson(res, 200, { success: true, message, timestamp: now() });
+  });
+
+  // Checked per request, so that a reload can switch metrics on or off.
+  admin('get', '/store/admin/metrics', async (_input, res, req) => {
+    if (!ctx.config.metricsEnabled) {
+      throw new ApiError(
+        'unknown_endpoint',
+        `No endpoint ${req.method} ${req.baseUrl}${req.path} (metrics are disabled)`,
+      );
+    }
+    const text = await ctx.telemetry.metrics.text();
+    res.setHeader('Content-Type', ctx.telemetry.metrics.contentType);
+    res.end(text);
+  });
+}
