@@ -1,5 +1,6 @@
 // Jest globalTeardown: stops the Redis that globalSetup started, if any, and removes the tests' Redis data dirs.
 import { rmSync } from 'node:fs';
+import { killServersUnder } from './redis-server';
 
 export default async function globalTeardown(): Promise<void> {
   const handle = globalThis.__TEST_REDIS__;
@@ -12,6 +13,7 @@ export default async function globalTeardown(): Promise<void> {
       delete process.env.TEST_REDIS_SPAWNED;
     }
   } finally {
+    killServersUnder(handle.tmpRoot);
     rmSync(handle.tmpRoot, { recursive: true, force: true });
   }
 }

@@ -7,11 +7,20 @@
 //
 // `args` go after the defaults, so they override them (e.g. ['--appendonly', 'yes']); `config` is written to a
 // config file passed first, which Sentinel needs (`{ args: ['--sentinel'], config: 'sentinel monitor ...' }`).
-// Each server has its own data dir (AOF, nodes.conf, sentinel state) that survives stop/start; it is created
-// under TEST_REDIS_TMPDIR, which the jest global teardown removes. A server a test forgot to stop is killed when
-// the process exits.
+// Each server has its own data dir (AOF, nodes.conf, sentinel state, pid file) that survives stop/start; it is
+// created under TEST_REDIS_TMPDIR, where the jest global teardown kills any server a test forgot to stop (see
+// killServersUnder) before removing it all.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,24 +95,31 @@ export function pingRaw(port: number, host = LOOPBACK, timeoutMs = 1000): Promis
   });
 }
 
-const running = new Set<ChildProcess>();
-const killRunning = () => {
-  for (const child of running) child.kill('SIGKILL');
-};
-
-function track(child: ChildProcess): Promise<void> {
-  if (running.size === 0) process.on('exit', killRunning);
-  running.add(child);
+/** Resolves when the process has exited, or failed to start (ENOENT gives 'error' and maybe no 'exit'). */
+function exitOf(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
-    const finish = () => {
-      if (!running.delete(child)) return;
-      if (running.size === 0) process.off('exit', killRunning);
-      resolve();
-    };
-    child.once('exit', finish);
-    // A process that never started (ENOENT) gets 'error' and maybe no 'exit'.
-    child.once('error', () => child.pid === undefined && finish());
+    child.once('exit', () => resolve());
+    child.once('error', () => child.pid === undefined && resolve());
   });
+}
+
+/**
+ * SIGKILLs every redis-server still running from a data dir under `root`, found by the pid files they write
+ * (a clean shutdown removes its own). Jest sandboxes `process`, so an exit hook in a test file never runs.
+ */
+export function killServersUnder(root: string): void {
+  if (!existsSync(root)) return;
+  for (const entry of readdirSync(root)) {
+    const pidFile = path.join(root, entry, 'redis.pid');
+    if (!existsSync(pidFile)) continue;
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    try {
+      // Guard against a reused pid where /proc tells (Linux).
+      if (existsSync('/proc') && !readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('redis-server'))
+        continue;
+      process.kill(pid, 'SIGKILL');
+    } catch {} // already gone
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -139,10 +155,20 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
   let exited: Promise<void> = Promise.resolve();
 
   const launch = async (port: number) => {
+    // Otherwise the readiness check below would take that server for ours.
+    if ((await pingRaw(port, LOOPBACK, 300)) !== null) throw new Error(`port ${port} already answers PING`);
     const argv = [configFile, '--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'];
-    argv.push('--daemonize', 'no', '--dir', dir, ...(opts.args ?? []));
+    argv.push(
+      '--daemonize',
+      'no',
+      '--dir',
+      dir,
+      '--pidfile',
+      path.join(dir, 'redis.pid'),
+      ...(opts.args ?? []),
+    );
     const proc = spawn('redis-server', argv, { stdio: 'ignore' });
-    // Unreferenced, so a server a test forgot to stop does not keep jest alive; the exit hook then kills it.
+    // Unreferenced, so a server a test forgot to stop does not keep jest alive; the teardown kills it.
     proc.unref();
     const spawnError = new Promise<never>((_, reject) => {
       proc.once('error', (err: NodeJS.ErrnoException) =>
@@ -151,7 +177,7 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
     });
     spawnError.catch(() => {});
     child = proc;
-    exited = track(proc);
+    exited = exitOf(proc);
     try {
       await Promise.race([waitReady(port, exited, argv), spawnError]);
     } catch (err) {
