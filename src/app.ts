@@ -1,10 +1,13 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { type Config, loadConfig } from './config';
-import type { Access, Context } from './http/context';
+import { Auth } from './http/auth/access';
+import { authenticationConfigured } from './http/auth/credentials';
+import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
 import { docs } from './http/docs';
 import { errorHandler } from './http/error-handler';
+import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
 import type { Logger } from './observability/logger';
@@ -38,14 +41,14 @@ export interface Apps {
   context: Context;
 }
 
-const allowAll: Access = { authorize: () => {} };
-
-function baseApp(ctx: Context): Express {
+/** `guards` (rate limits, then authentication) run on /store and /api before any route. */
+function baseApp(ctx: Context, guards: RequestHandler[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger));
+  app.use([...PREFIXES], ...guards);
   return app;
 }
 
@@ -60,18 +63,22 @@ function finish(app: Express, ctx: Context, served: Operation[]): Express {
   return app;
 }
 
+/** Throws a ConfigError when the API keys or the JWT key are invalid. */
 export function createApp(deps: AppDeps): Apps {
   const { config } = deps;
+  const auth = new Auth(config);
   const ctx: Context = {
     config,
     redis: deps.redis,
     logger: deps.logger,
     keyspace: createKeyspace(config.keyPrefix),
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
-    access: allowAll,
+    access: auth,
     served: [],
     telemetry: createTelemetry(config),
-    onReload: [],
+    // A reload re-reads the keys file and JWT key first: a broken one cancels the whole reload.
+    onReload: [(next) => auth.reload(next)],
+    authConfigured: () => authenticationConfigured(ctx.config),
   };
   ctx.reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   observeRedis(deps.redis, ctx.telemetry.redis);
@@ -82,14 +89,16 @@ export function createApp(deps: AppDeps): Apps {
   if (admin) adminRoutes(admin, ctx);
   const ownListener = admin !== undefined && config.admin.port !== config.port;
 
-  const app = baseApp(ctx);
+  const limits = rateLimits(ctx);
+  const guards = [limits.data, limits.admin, auth.authenticate];
+  const app = baseApp(ctx, guards);
   app.use(docs(ctx.contract.document, OPENAPI_FILE));
   mount(app, data);
   if (admin && !ownListener) mount(app, admin);
   const dataServed = [...data.served, ...(admin && !ownListener ? admin.served : [])];
   const apps: Apps = { data: finish(app, ctx, dataServed), context: ctx };
   if (admin && ownListener) {
-    const adminApp = baseApp(ctx);
+    const adminApp = baseApp(ctx, guards);
     mount(adminApp, admin);
     apps.admin = finish(adminApp, ctx, admin.served);
   }

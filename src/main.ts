@@ -82,6 +82,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`failed to start: ${(err as Error).stack ?? err}\n`);
   process.exit(1);
 });

@@ -1,0 +1,60 @@
+// Authentication middleware and authorization (permissions, tenant prefixes) over swappable credentials.
+import type { RequestHandler, Response } from 'express';
+import type { Config } from '../../config';
+import { ApiError } from '../../errors';
+import type { Access } from '../context';
+import type { Permission } from '../contract';
+import { type Credentials, loadCredentials } from './credentials';
+import { identify } from './identify';
+import type { Principal } from './keys-file';
+
+const SCHEME_NAMES: Record<Principal['scheme'], string> = {
+  api_key: 'API key',
+  jwt: 'JWT subject',
+  basic: 'Basic user',
+  none: 'anonymous caller',
+};
+const describe = (p: Principal) =>
+  p.scheme === 'none' ? SCHEME_NAMES.none : `${SCHEME_NAMES[p.scheme]} '${p.id}'`;
+
+/** The principal `authenticate` stored for this request (undefined on paths it does not guard). */
+export const principalOf = (res: Response): Principal | undefined => res.locals.principal;
+
+export class Auth implements Access {
+  /** One reference, swapped whole by reload: a request uses the snapshot it started with. */
+  private credentials: Credentials;
+
+  /** Throws a ConfigError listing every problem of the keys file, inline keys or JWT key. */
+  constructor(config: Config) {
+    this.credentials = loadCredentials(config);
+  }
+
+  /** Re-reads SVC_API_KEYS, SVC_API_KEYS_FILE and the JWT key of `config`; on a ConfigError the old ones stay. */
+  reload(config: Config): void {
+    this.credentials = loadCredentials(config);
+  }
+
+  /** Identifies the caller into `res.locals.principal`, or answers 401 / 403 (protected mode). */
+  readonly authenticate: RequestHandler = async (req, res, next) => {
+    res.locals.principal = await identify(req, this.credentials);
+    next();
+  };
+
+  /** 403 unless the caller holds `permission` and every key starts with its prefix (if it has one). */
+  authorize(res: Response, permission: Permission, keys: readonly string[]): void {
+    const principal = principalOf(res);
+    if (!principal) throw new Error('authorize() ran on a request that authenticate did not see');
+    if (!principal.permissions.includes(permission)) {
+      throw new ApiError('forbidden', `${describe(principal)} lacks the '${permission}' permission`);
+    }
+    const { prefix } = principal;
+    if (prefix === undefined) return;
+    for (const key of keys) {
+      if (!key.startsWith(prefix))
+        throw new ApiError(
+          'forbidden',
+          `Key '${key}' is outside the prefix '${prefix}' of ${describe(principal)}`,
+        );
+    }
+  }
+}

@@ -1,0 +1,90 @@
+// Who is calling: the Authorization header (API key, JWT, Basic) -> a principal, or a 401/403 naming the cause.
+import type { Request } from 'express';
+import { ApiError } from '../../errors';
+import type { Credentials } from './credentials';
+import { looksLikeJwt, verifyJwt } from './jwt';
+import type { Principal } from './keys-file';
+import { DECOY_HASH, findByDigest, passwordMatches, sha256 } from './secrets';
+
+/** The caller when no credential is configured (open, or a loopback client in protected mode). */
+export const ANONYMOUS: Principal = {
+  id: 'anonymous',
+  scheme: 'none',
+  permissions: ['read', 'write', 'admin'],
+};
+
+export const PROTECTED_MODE_MESSAGE =
+  'Protected mode: no credentials are configured, so only loopback clients are served. Configure API keys ' +
+  '(SVC_API_KEYS_FILE or SVC_API_KEYS; create one with npm run key:new), or a JWT key (SVC_JWT_SECRET or ' +
+  'SVC_JWT_PUBLIC_KEY_FILE), or set SVC_PROTECTED_MODE=false to serve every client without authentication';
+
+/** Remembered verified Basic credentials, at most; the map is dropped with its snapshot on reload. */
+const VERIFIED_BASIC_MAX = 1000;
+
+const isLoopback = (ip: string | undefined) =>
+  ip !== undefined && (ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.'));
+
+/** WWW-Authenticate: the schemes this configuration accepts (RFC 6750 `error` once a token was refused). */
+function challenge(creds: Credentials, refusedToken: boolean): string {
+  const schemes: string[] = [];
+  if (creds.keys.length > 0 || creds.jwt || creds.users.size === 0)
+    schemes.push(`Bearer realm="store"${refusedToken ? ', error="invalid_token"' : ''}`);
+  if (creds.users.size > 0) schemes.push('Basic realm="store", charset="UTF-8"');
+  return schemes.join(', ');
+}
+
+/** The accepted forms of the Authorization header, for 401 messages. */
+function accepted(creds: Credentials): string {
+  const ways: string[] = [];
+  if (creds.keys.length > 0 || (!creds.jwt && creds.users.size === 0)) ways.push('Bearer <API key>');
+  if (creds.jwt) ways.push('Bearer <JWT>');
+  if (creds.users.size > 0) ways.push('Basic <base64 of username:password>');
+  return `Authorization: ${ways.join(' or ')}`;
+}
+
+async function bearer(token: string, creds: Credentials): Promise<Principal | string> {
+  const key = findByDigest(creds.keys, sha256(token));
+  if (key) return key.principal;
+  const jwt = looksLikeJwt(token);
+  if (jwt && creds.jwt) return verifyJwt(token, creds.jwt);
+  if (creds.jwt && creds.keys.length === 0) return 'Malformed JWT: expected header.payload.signature';
+  return jwt ? 'Invalid API key (JWTs are not accepted: no JWT key is configured)' : 'Invalid API key';
+}
+
+async function basic(encoded: string, creds: Credentials): Promise<Principal | string> {
+  if (creds.users.size === 0) return 'HTTP Basic is not enabled: no users are configured';
+  const remembered = sha256(encoded).toString('hex');
+  const known = creds.verifiedBasic.get(remembered);
+  if (known) return known;
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 1) return 'Malformed Basic credentials: expected base64 of username:password';
+  const user = creds.users.get(decoded.slice(0, colon));
+  // An unknown user costs a hash too, so that timing does not tell which usernames exist.
+  const matches = await passwordMatches(decoded.slice(colon + 1), user?.password ?? DECOY_HASH);
+  if (!user || !matches) return 'Bad Basic credentials: unknown username or wrong password';
+  if (creds.verifiedBasic.size >= VERIFIED_BASIC_MAX) creds.verifiedBasic.clear();
+  creds.verifiedBasic.set(remembered, user.principal);
+  return user.principal;
+}
+
+/** The principal of a request, or throws 401 unauthorized / 403 forbidden (protected mode). */
+export async function identify(req: Request, creds: Credentials): Promise<Principal> {
+  if (!creds.configured) {
+    if (!creds.protectedMode || isLoopback(req.ip)) return ANONYMOUS;
+    throw new ApiError('forbidden', PROTECTED_MODE_MESSAGE);
+  }
+  const header = req.headers.authorization?.trim() ?? '';
+  const unauthorized = (reason: string, refusedToken = false) =>
+    new ApiError('unauthorized', reason, { headers: { 'WWW-Authenticate': challenge(creds, refusedToken) } });
+  if (header === '') throw unauthorized(`Missing credentials: send ${accepted(creds)}`);
+  const space = header.indexOf(' ');
+  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+  const value = space < 0 ? '' : header.slice(space + 1).trim();
+  if (scheme !== 'bearer' && scheme !== 'basic')
+    throw unauthorized(`Unsupported Authorization scheme '${scheme}': send ${accepted(creds)}`);
+  if (value === '') throw unauthorized(`Empty ${scheme === 'bearer' ? 'Bearer token' : 'Basic credentials'}`);
+  const found = scheme === 'bearer' ? await bearer(value, creds) : await basic(value, creds);
+  if (typeof found === 'string') throw unauthorized(found, scheme === 'bearer');
+  return found;
+}

@@ -1,0 +1,103 @@
+// Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
+import type { Request, RequestHandler } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { Cluster } from 'ioredis';
+import { RedisStore } from 'rate-limit-redis';
+import type { Config } from '../config';
+import { ApiError } from '../errors';
+import type { Context } from './context';
+import { PREFIXES } from './routes';
+
+type Settings = Config['rateLimit'];
+interface Budget {
+  readonly limit: number;
+  readonly windowSeconds: number;
+}
+type Family = 'data' | 'admin';
+
+const BUDGETS: Record<Family, (s: Settings) => Budget> = {
+  data: (s) => ({ limit: s.requests, windowSeconds: s.windowSeconds }),
+  admin: (s) => ({ limit: s.adminRequests, windowSeconds: s.adminWindowSeconds }),
+};
+
+const ADMIN_PATH = new RegExp(`^(${PREFIXES.join('|')})/admin(/|$)`);
+/** Works wherever the middleware is mounted (at the root or under a prefix). */
+const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
+
+/** rate-limit-redis sends raw commands; on a Cluster its scripts must be loaded on every master. */
+function sendCommand(ctx: Context) {
+  return async (...args: string[]) => {
+    const [command, ...rest] = args as [string, ...string[]];
+    if (ctx.redis.isCluster && command.toUpperCase() === 'SCRIPT') {
+      const masters = (ctx.redis as Cluster).nodes('master');
+      const replies = await Promise.all(masters.map((node) => node.call(command, ...rest)));
+      return replies[0] as string;
+    }
+    return (await ctx.redis.call(command, ...rest)) as string | number;
+  };
+}
+
+function tooMany(req: Request, family: Family): ApiError {
+  const info = (req as Request & { rateLimit?: { limit: number; resetTime?: Date } }).rateLimit;
+  const seconds = info?.resetTime ? Math.ceil((info.resetTime.getTime() - Date.now()) / 1000) : 1;
+  const retryAfter = Math.max(1, seconds);
+  return new ApiError(
+    'rate_limit_exceeded',
+    `Too many ${family} requests from this client (limit ${info?.limit}); retry in ${retryAfter} s`,
+    { retryAfter },
+  );
+}
+
+/** One express-rate-limit instance for a window length; the limit itself is read from ctx.config per request. */
+function build(ctx: Context, family: Family, windowSeconds: number): RequestHandler {
+  const store = new RedisStore({
+    sendCommand: sendCommand(ctx),
+    prefix: ctx.keyspace.internal('rl', family, ''),
+  });
+  // The store loads its scripts at once; while Redis is down that fails and is retried on use.
+  for (const loading of [store.incrementScriptSha, store.getScriptSha]) loading.catch(() => {});
+  return rateLimit({
+    windowMs: windowSeconds * 1000,
+    limit: () => BUDGETS[family](ctx.config.rateLimit).limit,
+    standardHeaders: 'draft-6',
+    legacyHeaders: false,
+    store,
+    passOnStoreError: true,
+    handler: (req, _res, next) => next(tooMany(req, family)),
+    // Limiters are (re)built on first use and after a reload changes the window, i.e. inside a request.
+    validate: { creationStack: false },
+    logger: {
+      warn: (err) => ctx.logger.warn('rate limiter', { cause: (err as Error).message }),
+      error: (err) => {
+        const cause = (err as Error).message;
+        if ((err as Error).name === 'ValidationError') ctx.logger.warn('rate limiter', { cause });
+        else ctx.logger.debug('rate limiter store failed; request let through', { cause });
+      },
+    },
+  });
+}
+
+/** A limiter for one family; nothing but a flag check when limits are off or the path is another family's. */
+function limiter(ctx: Context, family: Family): RequestHandler {
+  let current: { windowSeconds: number; handler: RequestHandler } | undefined;
+  return (req, res, next) => {
+    const settings = ctx.config.rateLimit;
+    if (!settings.enabled || isAdmin(req) !== (family === 'admin')) return next();
+    const { windowSeconds } = BUDGETS[family](settings);
+    if (current?.windowSeconds !== windowSeconds)
+      current = { windowSeconds, handler: build(ctx, family, windowSeconds) };
+    return current.handler(req, res, next);
+  };
+}
+
+export interface RateLimits {
+  /** Counts every request under /store and /api except /admin. */
+  readonly data: RequestHandler;
+  /** Counts /store/admin and /api/admin requests, on its own budget. */
+  readonly admin: RequestHandler;
+}
+
+/** The two limiters of an app; they follow ctx.config, so a reload applies new limits without a restart. */
+export function rateLimits(ctx: Context): RateLimits {
+  return { data: limiter(ctx, 'data'), admin: limiter(ctx, 'admin') };
+}
