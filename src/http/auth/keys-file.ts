@@ -97,6 +97,8 @@ function describe(e: ErrorObject): string {
   if (e.keyword === 'additionalProperties')
     return `${where(e)}: unknown property '${e.params.additionalProperty}'`;
   if (e.keyword === 'enum') return `${where(e)} must be one of ${e.params.allowedValues.join(', ')}`;
+  if (e.keyword === 'pattern' && e.instancePath.endsWith('key_sha256'))
+    return `${where(e)} must be the 64 hex digits of the key's SHA-256 digest`;
   if (e.keyword === 'pattern' && e.instancePath.endsWith('password_scrypt'))
     return `${where(e)} must be '<salt hex>:<hash hex>' as written by npm run key:new -- --basic`;
   return `${where(e)} ${e.message}`;

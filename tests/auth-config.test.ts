@@ -1,0 +1,202 @@
+// Setting up authentication: protected mode, the keys file (digests, key:new, validation), live reload.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { ConfigError, loadConfig } from '../src/config';
+import { authenticationConfigured } from '../src/http/auth/credentials';
+import { createLogger } from '../src/observability/logger';
+import { createRedis } from '../src/redis/client';
+import { contract, type TestApp, testApp } from './support/app';
+import { apiKey, basicAuth, bearer, keyNew } from './support/auth';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'auth-config-'));
+const file = (name: string, content: unknown) => {
+  const where = path.join(dir, name);
+  writeFileSync(where, typeof content === 'string' ? content : JSON.stringify(content));
+  return where;
+};
+const probe = (t: TestApp, authorization?: string, from?: string) => {
+  const req = request(t.data).get('/store/string/missing-key');
+  if (authorization) req.set('Authorization', authorization);
+  return from ? req.set('X-Forwarded-For', from) : req;
+};
+
+describe('protected mode (no credential configured)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // SVC_TRUST_PROXY lets the test pose as another client through X-Forwarded-For.
+    t = await testApp('protected', { SVC_PROTECTED_MODE: 'true', SVC_TRUST_PROXY: 'true' });
+  });
+  afterAll(() => t.close());
+
+  test('when the client is on loopback, then it is served with every permission', async () => {
+    expect((await probe(t)).status).toBe(404);
+    expect((await probe(t, undefined, '127.0.0.1')).status).toBe(404);
+    expect((await probe(t, undefined, '::1')).status).toBe(404);
+  });
+
+  test('when the client is elsewhere, then 403 saying how to configure keys or turn protected mode off', async () => {
+    const res = await probe(t, undefined, '203.0.113.7');
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('forbidden');
+    expect(res.body.message).toContain('SVC_API_KEYS_FILE');
+    expect(res.body.message).toContain('SVC_PROTECTED_MODE=false');
+  });
+
+  test('when SVC_PROTECTED_MODE=false, then every client is served', async () => {
+    const open = await testApp('open', { SVC_PROTECTED_MODE: 'false', SVC_TRUST_PROXY: 'true' });
+    try {
+      expect((await probe(open, undefined, '203.0.113.7')).status).toBe(404);
+    } finally {
+      await open.close();
+    }
+  });
+
+  test('when credentials are configured, then a remote client with a good key is served', async () => {
+    const key = apiKey('remote', ['read']);
+    const keyed = await testApp('keyed', {
+      SVC_PROTECTED_MODE: 'true',
+      SVC_TRUST_PROXY: 'true',
+      SVC_API_KEYS: JSON.stringify({ keys: [key] }),
+    });
+    try {
+      expect((await probe(keyed, bearer(key), '203.0.113.7')).status).toBe(404);
+      expect((await probe(keyed, undefined, '127.0.0.1')).status).toBe(401);
+    } finally {
+      await keyed.close();
+    }
+  });
+});
+
+describe('the keys file', () => {
+  test('when it holds entries made by key:new (digest only), then their key and password work', async () => {
+    const made = keyNew(['--id', 'ci', '--permissions', 'read,write', '--prefix', 'ci:']);
+    const user = keyNew(['--basic', '--username', 'bob', '--password', 'pw-of-bob', '--permissions', 'read']);
+    expect(made.entry).not.toHaveProperty('key');
+    expect(JSON.stringify(user.entry)).not.toContain('pw-of-bob');
+    const t = await testApp('keys-file', {
+      SVC_API_KEYS_FILE: file('made.json', { keys: [made.entry], users: [user.entry] }),
+    });
+    try {
+      expect(
+        (await request(t.data).get('/store/string/ci:x').set('Authorization', `Bearer ${made.secret}`))
+          .status,
+      ).toBe(404);
+      expect(
+        (await request(t.data).get('/store/string/x').set('Authorization', `Bearer ${made.secret}`)).status,
+      ).toBe(403);
+      expect((await probe(t, basicAuth('bob', 'pw-of-bob'))).status).toBe(404);
+      expect((await probe(t, basicAuth('bob', 'not-it'))).status).toBe(401);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('when it has problems, then the start fails listing every one', () => {
+    const bad = file('bad.json', {
+      keys: [
+        { id: 'a', key: 'short', permissions: ['read', 'root'] },
+        { id: 'a', key: 'long-enough-key-0123', key_sha256: 'ab', permissions: [] },
+        { permissions: ['read'], key: 'another-long-key-0123', colour: 'blue' },
+      ],
+      users: [{ username: 'u', password_scrypt: 'plaintext', permissions: ['read'] }],
+    });
+    const config = loadConfig({ SVC_API_KEYS_FILE: bad, SVC_API_KEYS: '{"keys": [' });
+    let error: unknown;
+    try {
+      createApp({
+        config,
+        redis: createRedis(config),
+        logger: createLogger(config.log, true),
+        contract: contract(),
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const expected of [
+      'SVC_API_KEYS: not valid JSON',
+      'keys[0].key must NOT have fewer than 16 characters',
+      'keys[0].permissions[1] must be one of read, write, admin',
+      'keys[1].key_sha256 must be the 64 hex digits',
+      "keys[2] must have required property 'id'",
+      "keys[2]: unknown property 'colour'",
+      "users[0].password_scrypt must be '<salt hex>:<hash hex>'",
+    ]) {
+      expect(problems).toContain(expected);
+    }
+  });
+
+  test('when entries clash, then each clash is a problem', () => {
+    const clash = file('clash.json', {
+      keys: [
+        { id: 'a', key: 'same-key-0123456789', permissions: ['read'] },
+        { id: 'a', key: 'same-key-0123456789', key_sha256: 'a'.repeat(64), permissions: ['read'] },
+        { id: 'b', key: 'same-key-0123456789', permissions: ['read'] },
+      ],
+    });
+    const config = loadConfig({ SVC_API_KEYS_FILE: clash });
+    const problems = () =>
+      createApp({
+        config,
+        redis: createRedis(config),
+        logger: createLogger(config.log, true),
+        contract: contract(),
+      });
+    expect(problems).toThrow("keys[1]: id 'a' is used twice");
+    expect(problems).toThrow("keys[1] needs exactly one of 'key' and 'key_sha256'");
+    expect(problems).toThrow('keys[2] holds the same key as another entry');
+  });
+
+  test('when it cannot be read, then the start fails naming it', () => {
+    const config = loadConfig({ SVC_API_KEYS_FILE: path.join(dir, 'nope.json') });
+    expect(() =>
+      createApp({
+        config,
+        redis: createRedis(config),
+        logger: createLogger(config.log, true),
+        contract: contract(),
+      }),
+    ).toThrow(/SVC_API_KEYS_FILE: cannot read .*nope\.json/);
+  });
+});
+
+describe('reloading credentials', () => {
+  const first = apiKey('first', ['read']);
+  const second = apiKey('second', ['read']);
+  let t: TestApp;
+  let keysFile: string;
+  beforeAll(async () => {
+    keysFile = file('live.json', { keys: [first] });
+    t = await testApp('reload', { SVC_API_KEYS_FILE: keysFile });
+  });
+  afterAll(() => t.close());
+
+  test('when the file changes and reload runs, then the new keys apply without a restart', async () => {
+    expect((await probe(t, bearer(first))).status).toBe(404);
+    file('live.json', { keys: [second] });
+    t.context.access.reload?.(t.context.config);
+    expect((await probe(t, bearer(first))).status).toBe(401);
+    expect((await probe(t, bearer(second))).status).toBe(404);
+  });
+
+  test('when the new file is broken, then reload throws and the current keys stay', async () => {
+    file('live.json', '{"keys": [{"id": "x"}]}');
+    expect(() => t.context.access.reload?.(t.context.config)).toThrow(ConfigError);
+    expect((await probe(t, bearer(second))).status).toBe(404);
+  });
+});
+
+describe('features.authentication', () => {
+  test.each([
+    [{}, false],
+    [{ SVC_API_KEYS: '{"keys": []}' }, true],
+    [{ SVC_API_KEYS_FILE: '/etc/keys.json' }, true],
+    [{ SVC_JWT_SECRET: 'x'.repeat(32) }, true],
+  ])('with %j, it is %s', (env, expected) => {
+    expect(authenticationConfigured(loadConfig(env))).toBe(expected);
+  });
+});

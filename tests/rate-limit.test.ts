@@ -1,0 +1,192 @@
+// Rate limits: per client IP, counters in Redis shared by instances, RateLimit headers, 429, admin budget, fail-open.
+import { randomInt } from 'node:crypto';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/observability/logger';
+import { createRedis } from '../src/redis/client';
+import { contract, type TestApp, testApp } from './support/app';
+import { startRedisServer } from './support/redis-server';
+
+// Every test poses as its own client (X-Forwarded-For, trusted), so counters never mix between tests or runs.
+const LIMITED = { SVC_RATE_LIMIT_ENABLED: 'true', SVC_TRUST_PROXY: 'true', SVC_RATE_LIMIT_REQUESTS: '3' };
+const used: string[] = [];
+const newClient = () => {
+  const ip = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+  used.push(ip);
+  return ip;
+};
+const hit = (t: TestApp, ip: string, url = '/store/string/missing-key') =>
+  request(t.data).get(url).set('X-Forwarded-For', ip);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp('rate-limit', { ...LIMITED, SVC_ADMIN_RATE_LIMIT_REQUESTS: '5' });
+});
+afterAll(async () => {
+  if (used.length > 0)
+    await t.raw.del(...used.flatMap((ip) => [`#svc:rl:data:${ip}`, `#svc:rl:admin:${ip}`]));
+  await t.close();
+});
+
+describe('within the limit', () => {
+  test('every response carries RateLimit-Limit, -Remaining and -Reset', async () => {
+    const ip = newClient();
+    const first = await hit(t, ip);
+    expect(first.status).toBe(404);
+    expect(first.headers['ratelimit-limit']).toBe('3');
+    expect(first.headers['ratelimit-remaining']).toBe('2');
+    expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThan(0);
+    expect((await hit(t, ip)).headers['ratelimit-remaining']).toBe('1');
+  });
+
+  test('the counter is an internal key in Redis, outside every user key', async () => {
+    const ip = newClient();
+    await hit(t, ip);
+    expect(await t.raw.get(`#svc:rl:data:${ip}`)).toBe('1');
+  });
+});
+
+describe('past the limit', () => {
+  test('when a client sends one request too many, then 429 rate_limit_exceeded with retry_after', async () => {
+    const ip = newClient();
+    for (let i = 0; i < 3; i++) expect((await hit(t, ip)).status).toBe(404);
+    const res = await hit(t, ip);
+    expect(res.status).toBe(429);
+    expect(res.body).toMatchObject({ error: 'rate_limit_exceeded', status: 429 });
+    expect(res.body.retry_after).toBeGreaterThanOrEqual(1);
+    expect(res.body.retry_after).toBeLessThanOrEqual(60);
+    expect(res.headers['retry-after']).toBe(String(res.body.retry_after));
+    expect(res.headers['ratelimit-remaining']).toBe('0');
+  });
+
+  test('when another client sends requests, then it has its own budget', async () => {
+    const ip = newClient();
+    for (let i = 0; i < 4; i++) await hit(t, ip);
+    expect((await hit(t, newClient())).status).toBe(404);
+  });
+
+  test('when two instances serve one client, then they share one counter through Redis', async () => {
+    const other = await testApp('rate-limit-2', LIMITED);
+    try {
+      const ip = newClient();
+      expect((await hit(t, ip)).status).toBe(404);
+      expect((await hit(other, ip)).status).toBe(404);
+      expect((await hit(t, ip)).status).toBe(404);
+      expect((await hit(other, ip)).status).toBe(429);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('when the window has passed, then the client is served again', async () => {
+    const short = await testApp('rate-limit-window', {
+      ...LIMITED,
+      SVC_RATE_LIMIT_REQUESTS: '1',
+      SVC_RATE_LIMIT_WINDOW: '1',
+    });
+    try {
+      const ip = newClient();
+      await hit(short, ip);
+      expect((await hit(short, ip)).status).toBe(429);
+      // Wait for Redis to expire the counter (generously: the machine may be slow).
+      for (let i = 0; i < 100 && (await t.raw.exists(`#svc:rl:data:${ip}`)); i++) await sleep(100);
+      expect((await hit(short, ip)).status).toBe(404);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('the admin endpoints', () => {
+  test('when data requests are used up, then admin requests still pass on their own budget', async () => {
+    const ip = newClient();
+    for (let i = 0; i < 4; i++) await hit(t, ip);
+    expect((await hit(t, ip)).status).toBe(429);
+    // The admin routes may or may not be built; the limiter runs before routing either way.
+    const admin = await hit(t, ip, '/store/admin/ping');
+    expect(admin.status).not.toBe(429);
+    expect(admin.headers['ratelimit-limit']).toBe('5');
+    expect(await t.raw.get(`#svc:rl:admin:${ip}`)).toBe('1');
+  });
+
+  test('when admin requests are used up, then 429 on admin only (under /api too)', async () => {
+    const ip = newClient();
+    for (let i = 0; i < 5; i++) await hit(t, ip, '/api/admin/ping');
+    expect((await hit(t, ip, '/store/admin/stats')).status).toBe(429);
+    expect((await hit(t, ip)).status).toBe(404);
+  });
+});
+
+describe('configuration', () => {
+  test('when SVC_RATE_LIMIT_ENABLED=false, then there are no headers and no 429', async () => {
+    const off = await testApp('rate-limit-off', { SVC_TRUST_PROXY: 'true', SVC_RATE_LIMIT_REQUESTS: '1' });
+    try {
+      const ip = newClient();
+      for (let i = 0; i < 3; i++) {
+        const res = await hit(off, ip);
+        expect(res.status).toBe(404);
+        expect(res.headers['ratelimit-limit']).toBeUndefined();
+      }
+    } finally {
+      await off.close();
+    }
+  });
+
+  test('when a reload changes the limit or the window, then it applies without a restart', async () => {
+    const live = await testApp('rate-limit-reload', LIMITED);
+    try {
+      const ip = newClient();
+      expect((await hit(live, ip)).headers['ratelimit-limit']).toBe('3');
+      live.context.config = loadConfig({
+        ...LIMITED,
+        SVC_RATE_LIMIT_REQUESTS: '7',
+        SVC_KEY_PREFIX: live.prefix,
+      });
+      expect((await hit(live, ip)).headers['ratelimit-limit']).toBe('7');
+      live.context.config = loadConfig({
+        ...LIMITED,
+        SVC_RATE_LIMIT_WINDOW: '600',
+        SVC_KEY_PREFIX: live.prefix,
+      });
+      // A window already running keeps its end; counters started after the change get the new length.
+      expect(Number((await hit(live, newClient())).headers['ratelimit-reset'])).toBeGreaterThan(60);
+      live.context.config = loadConfig({ SVC_KEY_PREFIX: live.prefix, SVC_RATE_LIMIT_ENABLED: 'false' });
+      expect((await hit(live, ip)).headers['ratelimit-limit']).toBeUndefined();
+    } finally {
+      await live.close();
+    }
+  });
+});
+
+describe('when Redis is down', () => {
+  test('then the limiter lets requests through and the data call answers 503 on its own', async () => {
+    const server = await startRedisServer();
+    const config = loadConfig({ ...LIMITED, SVC_REDIS_URL: server.url, SVC_PROTECTED_MODE: 'false' });
+    const redis = createRedis(config);
+    try {
+      await redis.connect();
+      const app = createApp({
+        config,
+        redis,
+        logger: createLogger(config.log, true),
+        contract: contract(),
+      }).data;
+      expect((await request(app).get('/store/string/k')).headers['ratelimit-limit']).toBe('3');
+      await server.stop();
+      for (let i = 0; i < 4; i++) {
+        const res = await request(app).get('/store/string/k');
+        expect(res.status).toBe(503);
+        expect(res.body.error).toBe('service_unavailable');
+        expect(res.headers['ratelimit-limit']).toBeUndefined();
+      }
+    } finally {
+      // Closing a client that is still reconnecting leaves a handle open: let it reconnect, then quit.
+      await server.start();
+      for (let i = 0; i < 100 && redis.status !== 'ready'; i++) await sleep(100);
+      await redis.quit();
+      await server.stop();
+    }
+  });
+});

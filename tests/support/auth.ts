@@ -1,0 +1,47 @@
+// Test credentials: API keys, key:new output, and sample requests for every operation of the contract.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import request from 'supertest';
+import type { Operation, Permission } from '../../src/http/contract';
+import type { TestApp } from './app';
+
+export interface KeyEntry {
+  id: string;
+  key: string;
+  permissions: Permission[];
+  prefix?: string;
+}
+
+/** An API key entry with a long enough plaintext key (keys shorter than 16 characters are refused). */
+export const apiKey = (id: string, permissions: Permission[], prefix?: string): KeyEntry => ({
+  id,
+  key: `test-key-${id}-0123456789`,
+  permissions,
+  ...(prefix ? { prefix } : {}),
+});
+
+export const bearer = (entry: { key: string }) => `Bearer ${entry.key}`;
+export const basicAuth = (username: string, password: string) =>
+  `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+
+/** Runs scripts/key-new.mjs; returns the secret it printed once (if any) and the parsed entry. */
+export function keyNew(args: string[]): { secret?: string; entry: Record<string, unknown> } {
+  const script = path.join(__dirname, '..', '..', 'scripts', 'key-new.mjs');
+  const out = execFileSync(process.execPath, [script, ...args], { encoding: 'utf8' });
+  const lines = out.trim().split('\n');
+  const secret = lines.find((l) => l.includes('shown once'))?.split(': ')[1];
+  return { secret, entry: JSON.parse(lines[lines.length - 1] as string) };
+}
+
+type Doc = { paths: Record<string, Record<string, { requestBody?: { content: Record<string, Json> } }>> };
+type Json = { examples?: Record<string, { value: unknown }>; example?: unknown };
+
+/** A valid request for an operation: path parameters filled in, the first documented body example. */
+export function sampleRequest(t: TestApp, op: Operation, authorization: string) {
+  const url = op.path.replace('{key}', `k-${op.id}`).replace('{field}', 'f').replace('{member}', 'm');
+  const doc = t.context.contract.document as unknown as Doc;
+  const media = doc.paths[op.path]?.[op.method]?.requestBody?.content['application/json'];
+  const body = media?.example ?? Object.values(media?.examples ?? {})[0]?.value;
+  const req = request(t.data)[op.method](url).set('Authorization', authorization);
+  return body === undefined ? req : req.send(body as object);
+}
