@@ -37,13 +37,14 @@ function sendCommand(ctx: Context) {
   };
 }
 
-function tooMany(req: Request, family: Family): ApiError {
+function tooMany(req: Request, family: Family, windowSeconds: number): ApiError {
   const info = (req as Request & { rateLimit?: { limit: number; resetTime?: Date } }).rateLimit;
   const seconds = info?.resetTime ? Math.ceil((info.resetTime.getTime() - Date.now()) / 1000) : 1;
   const retryAfter = Math.max(1, seconds);
+  const what = family === 'admin' ? 'admin requests' : 'requests';
   return new ApiError(
     'rate_limit_exceeded',
-    `Too many ${family} requests from this client (limit ${info?.limit}); retry in ${retryAfter} s`,
+    `Too many ${what}: limit of ${info?.limit} per ${windowSeconds} seconds reached; retry in ${retryAfter} s`,
     { retryAfter },
   );
 }
@@ -63,7 +64,7 @@ function build(ctx: Context, family: Family, windowSeconds: number): RequestHand
     legacyHeaders: false,
     store,
     passOnStoreError: true,
-    handler: (req, _res, next) => next(tooMany(req, family)),
+    handler: (req, _res, next) => next(tooMany(req, family, windowSeconds)),
     // Limiters are (re)built on first use and after a reload changes the window, i.e. inside a request.
     validate: { creationStack: false },
     logger: {
