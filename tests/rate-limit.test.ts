@@ -1,4 +1,5 @@
 // Rate limits: per client IP, counters in Redis shared by instances, RateLimit headers, 429, admin budget, fail-open.
+import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -6,7 +7,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/observability/logger';
 import { createRedis } from '../src/redis/client';
 import { contract, type TestApp, testApp } from './support/app';
-import { startRedisServer } from './support/redis-server';
+import { type RedisServer, startRedisServer } from './support/redis-server';
 
 // Every test poses as its own client (X-Forwarded-For, trusted), so counters never mix between tests or runs.
 const LIMITED = { SVC_RATE_LIMIT_ENABLED: 'true', SVC_TRUST_PROXY: 'true', SVC_RATE_LIMIT_REQUESTS: '3' };
@@ -189,4 +190,36 @@ describe('when Redis is down', () => {
       await server.stop();
     }
   });
+});
+
+describe('on a Redis Cluster', () => {
+  const nodes: RedisServer[] = [];
+  afterAll(() => Promise.all(nodes.map((n) => n.stop())));
+
+  test('then counters of clients on every master work (the scripts are loaded on each)', async () => {
+    for (let i = 0; i < 3; i++) nodes.push(await startRedisServer({ args: ['--cluster-enabled', 'yes'] }));
+    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+    const create = ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'];
+    execFileSync('redis-cli', create, { stdio: 'ignore' });
+    const ready = (port: number) =>
+      execFileSync('redis-cli', ['-p', String(port), 'cluster', 'info'])
+        .toString()
+        .includes('cluster_state:ok');
+    for (let i = 0; i < 150 && !nodes.every((n) => ready(n.port)); i++) await sleep(200);
+    const cluster = await testApp('rate-limit-cluster', {
+      ...LIMITED,
+      SVC_RATE_LIMIT_REQUESTS: '1',
+      SVC_REDIS_CLUSTER_NODES: addresses.join(','),
+    });
+    try {
+      // Twelve clients: their counters land on all three masters.
+      for (let i = 0; i < 12; i++) {
+        const ip = `10.200.0.${i + 1}`;
+        expect((await hit(cluster, ip)).headers['ratelimit-remaining']).toBe('0');
+        expect((await hit(cluster, ip)).status).toBe(429);
+      }
+    } finally {
+      await cluster.close();
+    }
+  }, 60_000);
 });
