@@ -165,28 +165,37 @@ describe('the keys file', () => {
 });
 
 describe('reloading credentials', () => {
-  const first = apiKey('first', ['read']);
-  const second = apiKey('second', ['read']);
+  const first = apiKey('first', ['read', 'admin']);
+  const second = apiKey('second', ['read', 'admin']);
   let t: TestApp;
-  let keysFile: string;
   beforeAll(async () => {
-    keysFile = file('live.json', { keys: [first] });
-    t = await testApp('reload', { SVC_API_KEYS_FILE: keysFile });
+    t = await testApp('reload', { SVC_API_KEYS_FILE: file('live.json', { keys: [first] }) });
   });
   afterAll(() => t.close());
+  const reload = (key: { key: string }) =>
+    request(t.data).post('/store/admin/reload').set('Authorization', bearer(key));
 
   test('when the file changes and reload runs, then the new keys apply without a restart', async () => {
     expect((await probe(t, bearer(first))).status).toBe(404);
     file('live.json', { keys: [second] });
-    t.context.access.reload?.(t.context.config);
+    expect((await reload(first)).status).toBe(200);
     expect((await probe(t, bearer(first))).status).toBe(401);
     expect((await probe(t, bearer(second))).status).toBe(404);
   });
 
-  test('when the new file is broken, then reload throws and the current keys stay', async () => {
+  test('when the new file is broken, then the reload fails listing the problem and the current keys stay', async () => {
     file('live.json', '{"keys": [{"id": "x"}]}');
-    expect(() => t.context.access.reload?.(t.context.config)).toThrow(ConfigError);
+    const res = await reload(second);
+    expect(res.status).toBe(500);
+    expect(res.body.message).toContain("keys[0] must have required property 'permissions'");
     expect((await probe(t, bearer(second))).status).toBe(404);
+  });
+
+  test('when SIGHUP-style reload (ctx.reload) runs, then it re-reads the file too', async () => {
+    file('live.json', { keys: [first] });
+    await t.context.reload?.();
+    expect((await probe(t, bearer(first))).status).toBe(404);
+    expect((await probe(t, bearer(second))).status).toBe(401);
   });
 });
 
