@@ -155,7 +155,7 @@ describe('permissions follow the x-permission of each operation', () => {
   });
 });
 
-describe('batches need write when an item writes, read otherwise', () => {
+describe('batches need read for reading items and write for writing items', () => {
   const batch = (key: { key: string }, operations: unknown[]) =>
     request(t.data).post('/store/string/batch').set('Authorization', bearer(key)).send({ operations });
 
@@ -180,6 +180,16 @@ describe('batches need write when an item writes, read otherwise', () => {
   test('when one item writes, then a write key may run it', async () => {
     const res = await batch(keys.writer, [{ type: 'set', key: 'b4', value: 'v' }]);
     expect(res.status).toBe(200);
+  });
+
+  test('when items read and write, then a write-only key gets 403 and nothing is written', async () => {
+    const res = await batch(keys.writer, [
+      { type: 'set', key: 'b5', value: 'v' },
+      { type: 'get', key: 'b1' },
+    ]);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain("'read'");
+    expect(await t.raw.exists(`${t.prefix}b5`)).toBe(0);
   });
 
   test('when every item reads, then a write-only key gets 403', async () => {

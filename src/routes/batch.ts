@@ -33,11 +33,10 @@ export function batchRoute(routes: Routes, ctx: Context, path: string, factories
   routes.custom('post', path, async (input, _req, res) => {
     const items = input.body.operations as BatchItem[];
     const ops = build(items, factories);
-    ctx.access.authorize(
-      res,
-      ops.some((op) => op.writes) ? 'write' : 'read',
-      ops.flatMap((op) => op.keys),
-    );
+    // Each item needs what its own endpoint needs: read items 'read', write items 'write'.
+    const keys = ops.flatMap((op) => op.keys);
+    if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
+    if (ops.some((op) => op.writes)) ctx.access.authorize(res, 'write', keys);
     const { outcomes, atomic } = await runBatch(ctx.redis, ctx.keyspace, ops);
     const results = outcomes.map((outcome, i) => {
       const type = (items[i] as BatchItem).type;
