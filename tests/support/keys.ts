@@ -1,6 +1,9 @@
 // Per-test-file Redis key prefixes, and the cleanup that removes every key under one.
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { flush } from '../../src/redis/admin';
+import type { RedisClient } from '../../src/redis/client';
+import { createKeyspace } from '../../src/redis/keys';
 
 /** `t:<name>:<random6>:`, unique per call; `name` is reduced to [A-Za-z0-9_.-]. */
 export function testPrefix(name: string): string {
@@ -8,31 +11,11 @@ export function testPrefix(name: string): string {
   return `t:${safe}:${randomBytes(3).toString('hex')}:`;
 }
 
-const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
-
 /**
- * SCAN + UNLINK of every key matching `${prefix}*`; returns how many were removed. Give it a client without
- * ioredis' `keyPrefix` option (that would prefix the UNLINK arguments twice). On a Cluster it scans every master
- * and unlinks one key per command, since keys on one node may hash to different slots.
+ * Removes every key under `prefix` (SCAN + UNLINK, over every master of a Cluster), the way the flush endpoint
+ * does with SVC_KEY_PREFIX set; returns how many were removed. Give it a client without ioredis' `keyPrefix`.
  */
 export async function cleanup(redis: Redis | Cluster, prefix: string): Promise<number> {
   if (!prefix) throw new Error('cleanup() needs a non-empty prefix');
-  const cluster = redis.isCluster;
-  const nodes: Redis[] = cluster ? (redis as Cluster).nodes('master') : [redis as Redis];
-  let removed = 0;
-  for (const node of nodes) {
-    const stream = node.scanStream({ match: `${escapeGlob(prefix)}*`, count: 1000 });
-    for await (const keys of stream as AsyncIterable<string[]>) {
-      if (keys.length === 0) continue;
-      if (cluster) {
-        const pipeline = node.pipeline();
-        for (const key of keys) pipeline.unlink(key);
-        await pipeline.exec();
-      } else {
-        await node.unlink(...keys);
-      }
-      removed += keys.length;
-    }
-  }
-  return removed;
+  return flush(redis as RedisClient, createKeyspace(prefix));
 }
