@@ -10,9 +10,13 @@ import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
 import type { Logger } from './observability/logger';
 import { requestLog } from './observability/request-log';
+import { hashOps } from './ops/hashes';
+import { setOps } from './ops/sets';
 import { stringOps } from './ops/strings';
 import type { RedisClient } from './redis/client';
 import { createKeyspace } from './redis/keys';
+import { hashRoutes } from './routes/hashes';
+import { setRoutes } from './routes/sets';
 import { stringRoutes } from './routes/strings';
 
 /** openapi.yaml sits at the project root, above src/ (tests) or dist/src/ (built). */
@@ -69,6 +73,8 @@ export function createApp(deps: AppDeps): Apps {
   };
   const data = new Routes(ctx);
   stringRoutes(data, stringOps(config.limits));
+  hashRoutes(data, hashOps(config.limits));
+  setRoutes(data, setOps());
 
   const app = baseApp(ctx);
   for (const prefix of PREFIXES) app.use(prefix, data.router);

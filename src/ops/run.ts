@@ -32,6 +32,14 @@ function call(redis: RedisClient, keyspace: Keyspace, c: Command): Promise<unkno
   return fn.apply(redis, argv(keyspace, c));
 }
 
+/** One command's value or error, as a pipeline would answer it. */
+function reply(redis: RedisClient, keyspace: Keyspace, c: Command): Promise<Reply> {
+  return call(redis, keyspace, c).then(
+    (value): Reply => [null, value],
+    (err: Error): Reply => [err, null],
+  );
+}
+
 /** Client errors (4xx) fail one operation; anything else (Redis down, a bug) fails the whole request. */
 function settle(op: Op, replies: Reply[]): Outcome | ApiError {
   try {
@@ -47,17 +55,16 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
   }
 }
 
-/** Runs one operation; its commands go out together (auto-pipelining) and need no transaction. */
+/**
+ * Runs one operation. One command goes out alone (auto-pipelining); several (set algebra reading many keys)
+ * run in one MULTI, so that they see every key at the same moment (per hash slot on a Cluster).
+ */
 export async function runOp(redis: RedisClient, keyspace: Keyspace, op: Op): Promise<Outcome> {
-  const replies = await Promise.all(
-    op.commands.map((c) =>
-      call(redis, keyspace, c).then(
-        (value): Reply => [null, value],
-        (err: Error): Reply => [err, null],
-      ),
-    ),
-  );
-  const outcome = settle(op, replies);
+  const [command] = op.commands;
+  const outcome =
+    op.commands.length === 1 && command
+      ? settle(op, [await reply(redis, keyspace, command)])
+      : ((await runBatch(redis, keyspace, [op])).outcomes[0] as Outcome | ApiError);
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
 }
