@@ -12,13 +12,17 @@ import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
+import { hashOps } from './ops/hashes';
 import { observeRedis } from './ops/run';
+import { setOps } from './ops/sets';
 import { stringOps } from './ops/strings';
 import { OPENAPI_FILE } from './paths';
 import type { RedisClient } from './redis/client';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
 import { adminRoutes } from './routes/admin';
+import { hashRoutes } from './routes/hashes';
+import { setRoutes } from './routes/sets';
 import { stringRoutes } from './routes/strings';
 
 export { OPENAPI_FILE };
@@ -85,6 +89,8 @@ export function createApp(deps: AppDeps): Apps {
 
   const data = new Routes(ctx);
   stringRoutes(data, ctx, stringOps(config.limits));
+  hashRoutes(data, ctx, hashOps(config.limits));
+  setRoutes(data, ctx, setOps());
   const admin = config.admin.enabled ? new Routes(ctx) : undefined;
   if (admin) adminRoutes(admin, ctx);
   const ownListener = admin !== undefined && config.admin.port !== config.port;

@@ -47,6 +47,14 @@ function call(redis: RedisClient, keyspace: Keyspace, c: Command): Promise<unkno
   return fn.apply(redis, argv(keyspace, c));
 }
 
+/** One command's value or error, as a pipeline would answer it. */
+function reply(redis: RedisClient, keyspace: Keyspace, c: Command): Promise<Reply> {
+  return call(redis, keyspace, c).then(
+    (value): Reply => [null, value],
+    (err: Error): Reply => [err, null],
+  );
+}
+
 /** Client errors (4xx) fail one operation; anything else (Redis down, a bug) fails the whole request. */
 function settle(op: Op, replies: Reply[]): Outcome | ApiError {
   try {
@@ -62,20 +70,22 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
   }
 }
 
-/** Runs one operation; its commands go out together (auto-pipelining) and need no transaction. */
+/**
+ * Runs one operation. One command goes out alone (auto-pipelining); several (set algebra reading many keys)
+ * run in one MULTI, so that they see every key at the same moment (per hash slot on a Cluster).
+ */
 export async function runOp(redis: RedisClient, keyspace: Keyspace, op: Op): Promise<Outcome> {
-  const observer = observers.get(redis);
-  const start = observer ? process.hrtime.bigint() : 0n;
-  const replies = await Promise.all(
-    op.commands.map((c) =>
-      call(redis, keyspace, c).then(
-        (value): Reply => [null, value],
-        (err: Error): Reply => [err, null],
-      ),
-    ),
-  );
-  if (observer && answered(replies)) observer(seconds(start), op.commands.length);
-  const outcome = settle(op, replies);
+  const [command] = op.commands;
+  let outcome: Outcome | ApiError;
+  if (op.commands.length === 1 && command) {
+    const observer = observers.get(redis);
+    const start = observer ? process.hrtime.bigint() : 0n;
+    const replies = [await reply(redis, keyspace, command)];
+    if (observer && answered(replies)) observer(seconds(start), 1);
+    outcome = settle(op, replies);
+  } else {
+    outcome = (await runBatch(redis, keyspace, [op])).outcomes[0] as Outcome | ApiError;
+  }
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
 }

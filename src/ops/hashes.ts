@@ -1,0 +1,133 @@
+// Hash operations: each says which commands it sends and what their replies mean.
+import { ApiError } from '../errors';
+import { type KeyInput, keyOps } from './keys';
+import { checkValueSize, created, type Limits, ok, present, readOp, writeOp } from './op';
+
+export interface HashSetInput extends KeyInput {
+  fields: Record<string, string>;
+  ttl?: number;
+  mode?: 'merge' | 'replace';
+  /** `If-None-Match: *`: write only when the key does not exist yet. */
+  ifAbsent?: boolean;
+}
+export interface FieldInput extends KeyInput {
+  field: string;
+}
+export interface FieldSetInput extends FieldInput {
+  value: string;
+  /** `If-None-Match: *`: write only when the field does not exist yet. */
+  ifAbsent?: boolean;
+}
+export interface FieldDeleteInput extends FieldInput {
+  /** `If-Match: *`: the field must exist (404 field_not_found otherwise). */
+  ifPresent?: boolean;
+}
+
+/**
+ * HGETALL's flat [field, value, ...] as an object. Field names are data: '__proto__' or 'constructor' must
+ * become own properties of an object without a prototype, never reach a setter. (Copy it with a spread,
+ * never with Object.assign, which would call the '__proto__' setter of the target.)
+ */
+function fieldsObject(pairs: readonly string[]): Record<string, string> {
+  const fields = Object.create(null) as Record<string, string>;
+  for (let i = 0; i < pairs.length; i += 2) {
+    Object.defineProperty(fields, pairs[i] as string, {
+      value: pairs[i + 1],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return fields;
+}
+
+const fieldNotFound = (field: string, key: string) =>
+  new ApiError('field_not_found', `Field '${field}' does not exist in hash '${key}'`);
+
+export function hashOps(limits: Limits) {
+  return {
+    ...keyOps('hash'),
+    get: ({ key }: KeyInput) =>
+      readOp(
+        'hash',
+        key,
+        (reply) => {
+          const [pairs, ttl] = present(reply, key);
+          return ok({ fields: fieldsObject(pairs as string[]), ttl });
+        },
+        'HGETALL',
+      ),
+    /** Merge (HSET) keeps the expiry; replace drops the old fields and the expiry in the same script call. */
+    set: ({ key, fields, ttl, mode = 'merge', ifAbsent }: HashSetInput) => {
+      const args = Object.entries(fields).flatMap(([field, value]) => {
+        checkValueSize(value, limits, `value of field '${field.slice(0, 100)}'`);
+        return [field, value];
+      });
+      const options = {
+        condition: ifAbsent ? 'absent' : '',
+        replace: mode === 'replace',
+        ttl,
+        count: 'HLEN',
+        stride: 2,
+      } as const;
+      return writeOp(
+        'hash',
+        key,
+        options,
+        (r) => created(r?.[0] === 0, { success: true, key, fields_count: r?.[2] }),
+        'HSET',
+        ...args,
+      );
+    },
+    getField: ({ key, field }: FieldInput) =>
+      readOp(
+        'hash',
+        key,
+        (reply) => {
+          const value = reply?.[0];
+          if (typeof value !== 'string') throw fieldNotFound(field, key);
+          return ok({ field, value });
+        },
+        'HGET',
+        field,
+      ),
+    /** HSETNX writes nothing when the field exists, which is what If-None-Match asks for. */
+    setField: ({ key, field, value, ifAbsent }: FieldSetInput) => {
+      checkValueSize(value, limits);
+      return writeOp(
+        'hash',
+        key,
+        {},
+        (r) => {
+          const isNew = r?.[1] === 1;
+          if (ifAbsent && !isNew) {
+            throw new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
+          }
+          return created(isNew, { success: true, field, value });
+        },
+        ifAbsent ? 'HSETNX' : 'HSET',
+        field,
+        value,
+      );
+    },
+    deleteField: ({ key, field, ifPresent }: FieldDeleteInput) =>
+      writeOp(
+        'hash',
+        key,
+        {},
+        (r) => {
+          const deleted = r?.[1] === 1;
+          if (ifPresent && !deleted) throw fieldNotFound(field, key);
+          return ok({ success: true, deleted });
+        },
+        'HDEL',
+        field,
+      ),
+    keys: ({ key }: KeyInput) =>
+      readOp('hash', key, (reply) => ok({ keys: present(reply, key)[0] }), 'HKEYS'),
+    values: ({ key }: KeyInput) =>
+      readOp('hash', key, (reply) => ok({ values: present(reply, key)[0] }), 'HVALS'),
+  };
+}
+
+export type HashOps = ReturnType<typeof hashOps>;

@@ -1,0 +1,139 @@
+// Set operations: each says which commands it sends and what their replies mean; set algebra is computed here.
+import { ApiError } from '../errors';
+import { type KeyInput, keyOps } from './keys';
+import { created, type Op, ok, present, type ReadReply, readOp, typedRead, writeOp } from './op';
+
+export interface SetAddInput extends KeyInput {
+  members: string[];
+  ttl?: number;
+  mode?: 'merge' | 'replace';
+  /** `If-None-Match: *`: write only when the key does not exist yet. */
+  ifAbsent?: boolean;
+}
+export interface MemberInput extends KeyInput {
+  member: string;
+}
+export interface MemberAddInput extends MemberInput {
+  /** `If-None-Match: *`: the member must not be in the set yet (409 duplicate_member otherwise). */
+  ifAbsent?: boolean;
+}
+export interface MemberRemoveInput extends MemberInput {
+  /** `If-Match: *`: the member must be in the set (404 member_not_found otherwise). */
+  ifPresent?: boolean;
+}
+export interface AlgebraInput {
+  keys: string[];
+}
+
+type Combine = (sets: string[][]) => string[];
+
+const union: Combine = (sets) => [...new Set(sets.flat())];
+const intersection: Combine = ([first = [], ...others]) => {
+  const rest = others.map((members) => new Set(members));
+  return first.filter((member) => rest.every((s) => s.has(member)));
+};
+const difference: Combine = ([first = [], ...others]) => {
+  const rest = new Set(others.flat());
+  return first.filter((member) => !rest.has(member));
+};
+
+/**
+ * Set algebra reads every listed set with its own typed read and combines them here rather than with
+ * SUNION/SINTER/SDIFF: the keys may live in different Redis Cluster slots, and a typed read per key is what
+ * reports a key of another type as wrong_type (a missing key reads as the empty set). runOp sends the reads
+ * in one MULTI, so on a standalone Redis they see every set at the same moment.
+ */
+function algebra(name: 'union' | 'intersection' | 'difference', combine: Combine) {
+  return ({ keys }: AlgebraInput): Op => ({
+    writes: false,
+    keys,
+    commands: keys.map((key) => typedRead('set', key, 'SMEMBERS')),
+    result: (replies) => {
+      const members = combine(replies.map((r) => ((r as ReadReply)?.[0] ?? []) as string[]));
+      return ok({ [name]: members, cardinality: members.length });
+    },
+  });
+}
+
+export function setOps() {
+  return {
+    ...keyOps('set'),
+    get: ({ key }: KeyInput) =>
+      readOp(
+        'set',
+        key,
+        (reply) => {
+          const members = present(reply, key)[0] as string[];
+          return ok({ members, cardinality: members.length, ttl: reply?.[1] });
+        },
+        'SMEMBERS',
+      ),
+    /** Merge (SADD) keeps the expiry; replace drops the old members and the expiry in the same script call. */
+    add: ({ key, members, ttl, mode = 'merge', ifAbsent }: SetAddInput) => {
+      const options = {
+        condition: ifAbsent ? 'absent' : '',
+        replace: mode === 'replace',
+        ttl,
+        count: 'SCARD',
+        stride: 1,
+      } as const;
+      return writeOp(
+        'set',
+        key,
+        options,
+        (r) => created(r?.[0] === 0, { success: true, key, members_count: r?.[2], added: r?.[1] }),
+        'SADD',
+        ...new Set(members),
+      );
+    },
+    /** SADD writes nothing when the member is there, which is what If-None-Match asks for. */
+    addMember: ({ key, member, ifAbsent }: MemberAddInput) =>
+      writeOp(
+        'set',
+        key,
+        {},
+        (r) => {
+          const added = r?.[1] === 1;
+          if (ifAbsent && !added) {
+            throw new ApiError('duplicate_member', `Member '${member}' is already in set '${key}'`);
+          }
+          return created(added, { success: true, member, added });
+        },
+        'SADD',
+        member,
+      ),
+    removeMember: ({ key, member, ifPresent }: MemberRemoveInput) =>
+      writeOp(
+        'set',
+        key,
+        {},
+        (r) => {
+          const removed = r?.[1] === 1;
+          if (ifPresent && !removed) {
+            throw new ApiError('member_not_found', `Member '${member}' is not in set '${key}'`);
+          }
+          return ok({ success: true, member, removed });
+        },
+        'SREM',
+        member,
+      ),
+    isMember: ({ key, member }: MemberInput) =>
+      readOp('set', key, (reply) => ok({ exists: reply?.[0] === 1 }), 'SISMEMBER', member),
+    cardinality: ({ key }: KeyInput) =>
+      readOp('set', key, (reply) => ok({ cardinality: present(reply, key)[0] }), 'SCARD'),
+    /** Redis keeps no empty set, so a missing key is the only empty one: 404 not_found. */
+    pop: ({ key }: KeyInput) =>
+      writeOp(
+        'set',
+        key,
+        { condition: 'present' },
+        (r) => ok({ success: true, member: present(r, key)[1] }),
+        'SPOP',
+      ),
+    union: algebra('union', union),
+    intersection: algebra('intersection', intersection),
+    difference: algebra('difference', difference),
+  };
+}
+
+export type SetOps = ReturnType<typeof setOps>;
