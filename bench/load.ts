@@ -1,0 +1,61 @@
+// Drives a server with autocannon over keep-alive connections: a warm-up, then the measured run.
+import autocannon from 'autocannon';
+import { type Rss, sampleRss } from './processes';
+
+export interface LoadOptions {
+  connections: number;
+  /** Seconds of the measured run. */
+  duration: number;
+  /** Seconds of load before it, not measured (JIT, connection pools, Redis caches). */
+  warmup: number;
+}
+
+/** One kind of request; `setupRequest` may vary the path per request. */
+export type RequestSpec = Pick<autocannon.Request, 'method' | 'path' | 'body' | 'setupRequest'> & {
+  headers?: Record<string, string>;
+};
+
+export interface Measurement {
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  /** Responses outside 2xx, and connection errors or timeouts: a run with any is not a valid figure. */
+  non2xx: number;
+  errors: number;
+  rss: Rss;
+  /** When the measured run started and ended, process.hrtime in microseconds (to cut CPU profiles). */
+  windowUs: [number, number];
+}
+
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+function fire(url: string, spec: RequestSpec, connections: number, duration: number) {
+  // autocannon reads a key that is present but undefined as set (setupRequest: undefined throws).
+  const request = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined));
+  return autocannon({ url, connections, duration, pipelining: 1, timeout: 10, requests: [request] });
+}
+
+/** Warm-up, then a measured run while the RSS of `pid` (and its workers) is sampled. */
+export async function drive(
+  url: string,
+  spec: RequestSpec,
+  pid: number,
+  opts: LoadOptions,
+): Promise<Measurement> {
+  if (opts.warmup > 0) await fire(url, spec, opts.connections, opts.warmup);
+  const sampler = sampleRss(pid);
+  const start = nowUs();
+  const result = await fire(url, spec, opts.connections, opts.duration);
+  const windowUs: [number, number] = [start, nowUs()];
+  return {
+    reqPerSec: result.requests.total / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    rss: sampler.stop(),
+    windowUs,
+  };
+}

@@ -1,0 +1,130 @@
+// The servers under test, each its own child process (so RSS is per process), and RSS sampling from /proc.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 20_000;
+const MB = 1024 * 1024;
+
+export interface ServerSpec {
+  name: string;
+  /** Executable and arguments, e.g. [process.execPath, 'dist/src/main.js']. */
+  command: string[];
+  env: Record<string, string>;
+  /** Where the server's stdout goes (its request log); /dev/null when not given. */
+  logFile?: string;
+  /** Resolves true once the server serves. */
+  ready: () => Promise<boolean>;
+}
+
+export interface ServerProcess {
+  readonly name: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Spawns the server and waits until `ready()`; a server that exits first fails with its stderr. */
+export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
+  const out = openSync(spec.logFile ?? '/dev/null', 'a');
+  const [file = '', ...args] = spec.command;
+  const child = spawn(file, args, { env: spec.env, stdio: ['ignore', out, 'pipe'] });
+  closeSync(out);
+  running.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => running.delete(child));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!(await spec.ready().catch(() => false))) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${spec.name} did not start (${spec.command.join(' ')}):\n${stderr}`);
+    }
+    await sleep(100);
+  }
+  return {
+    name: spec.name,
+    pid: child.pid as number,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+      if (child.exitCode !== 0 && stderr) process.stderr.write(`${spec.name} stderr:\n${stderr}\n`);
+    },
+  };
+}
+
+/** True when something answers HTTP at `url` (any status). */
+export async function answers(url: string, headers: Record<string, string> = {}): Promise<boolean> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(2000) });
+  await res.arrayBuffer();
+  return true;
+}
+
+/** RSS in bytes of one process, 0 when it is gone. */
+function rssOf(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The pid and all its descendants (cluster workers), found through the parent pid in /proc/<pid>/stat. */
+export function processTree(root: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {} // the process ended while we looked
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i] as number) ?? []));
+  return tree;
+}
+
+export interface Rss {
+  /** The largest single process, MB. */
+  processMb: number;
+  /** All processes of the tree together, MB. */
+  totalMb: number;
+}
+
+export function rssNow(root: number): Rss {
+  const each = processTree(root).map(rssOf);
+  return { processMb: Math.max(0, ...each) / MB, totalMb: each.reduce((a, b) => a + b, 0) / MB };
+}
+
+/** Samples the tree's RSS every 250 ms until stopped; returns the maxima seen. */
+export function sampleRss(root: number): { stop(): Rss } {
+  let pids = processTree(root);
+  const max: Rss = { processMb: 0, totalMb: 0 };
+  let ticks = 0;
+  const timer = setInterval(() => {
+    if (++ticks % 8 === 0) pids = processTree(root); // a replaced worker shows up within 2 s
+    const each = pids.map(rssOf);
+    max.processMb = Math.max(max.processMb, ...each.map((b) => b / MB));
+    max.totalMb = Math.max(max.totalMb, each.reduce((a, b) => a + b, 0) / MB);
+  }, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      return max;
+    },
+  };
+}
