@@ -18,6 +18,7 @@ export interface Row {
 }
 
 export interface MemoryRun {
+  seconds: number;
   reqPerSec: number;
   rssAfterMb: number;
   maxRssMb: number;
@@ -57,7 +58,9 @@ export function addRatios(rows: Row[], express?: Row, node?: Row): void {
 
 const round = (n: number, digits = 0) => Math.round(n * 10 ** digits) / 10 ** digits;
 const fmt = (n: number | null, digits = 0) =>
-  n === null ? 'N/A' : round(n, digits).toLocaleString('en-US', { maximumFractionDigits: digits });
+  n === null
+    ? 'N/A'
+    : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** The issue's targets, measured against this run. */
 export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
@@ -102,7 +105,7 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
     const [first, , last] = memory as [MemoryRun, MemoryRun, MemoryRun];
     const growth = (last.rssAfterMb / first.rssAfterMb - 1) * 100;
     out.push({
-      target: 'RSS growth over 3 x 20 s GET runs <= 10 %',
+      target: `RSS growth over 3 x ${first.seconds} s GET runs <= 10 %`,
       measured: `${fmt(first.rssAfterMb, 1)} -> ${fmt(last.rssAfterMb, 1)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 1)} %)`,
       pass: growth <= 10,
     });
@@ -144,7 +147,7 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     fmt(r.vsExpress, 2),
     fmt(r.vsNode, 2),
   ]);
-  const parts = [table(header, lines, 2)];
+  const parts = lines.length > 0 ? [table(header, lines, 2)] : [];
   const rowNotes = rows.filter((r) => r.note).map((r) => `${r.scenario} (${r.target}): ${r.note}`);
   if (memory.length > 0) {
     const memLines = memory.map((m, i) => [

@@ -124,6 +124,7 @@ async function memory(redisUrl: string, dir: string): Promise<MemoryRun[]> {
           warmup: i === 0 ? load.warmup : 0,
         });
         runs.push({
+          seconds: MEMORY_RUN_SECONDS,
           reqPerSec: m.reqPerSec,
           maxRssMb: m.rss.processMb,
           rssAfterMb: rssNow(t.server.pid).processMb,
