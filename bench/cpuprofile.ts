@@ -82,6 +82,9 @@ const GROUP_OF = new Map(
   Object.entries(GROUPS).flatMap(([group, pkgs]) => pkgs.map((p): [string, string] => [p, group])),
 );
 
+/** Groups whose time is attributed to whoever called them. */
+const LOW_LEVEL = new Set(['native', 'node core', 'v8 (program)']);
+
 /** The package group a frame belongs to: ours (src/), a library group, node core, or V8 itself. */
 export function category(url: string, functionName: string): string {
   if (!url) {
@@ -102,8 +105,12 @@ export interface Summary {
   /** Sampled time that was not idle, ms. */
   busyMs: number;
   idleMs: number;
-  /** Self time per group; `inclusiveMs`: samples with the group anywhere on the stack. */
-  groups: { group: string; selfMs: number; inclusiveMs: number }[];
+  /**
+   * Per group: `selfMs` in its own functions; `attributedMs` adds the node core and native work it called
+   * (each sample goes to the nearest frame on its stack outside node core and native code: a socket write
+   * issued by ioredis counts for ioredis); `inclusiveMs`: samples with the group anywhere on the stack.
+   */
+  groups: { group: string; selfMs: number; attributedMs: number; inclusiveMs: number }[];
   functions: { name: string; group: string; selfMs: number }[];
 }
 
@@ -119,7 +126,12 @@ export function summarise(profile: CpuProfile, windowUs?: [number, number]): Sum
     if (windowUs && (t < windowUs[0] || t > windowUs[1])) return;
     self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
   });
-  const groups = new Map<string, { selfMs: number; inclusiveMs: number }>();
+  const groups = new Map<string, { selfMs: number; attributedMs: number; inclusiveMs: number }>();
+  const entry = (group: string) => {
+    const found = groups.get(group) ?? { selfMs: 0, attributedMs: 0, inclusiveMs: 0 };
+    groups.set(group, found);
+    return found;
+  };
   const fns = new Map<string, { name: string; group: string; selfMs: number }>();
   let idleMs = 0;
   for (const [id, us] of self) {
@@ -131,19 +143,14 @@ export function summarise(profile: CpuProfile, windowUs?: [number, number]): Sum
       idleMs += ms;
       continue;
     }
-    const g = groups.get(group) ?? { selfMs: 0, inclusiveMs: 0 };
-    g.selfMs += ms;
-    groups.set(group, g);
-    const seen = new Set<string>();
+    entry(group).selfMs += ms;
+    const stack: string[] = [];
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = (byId.get(at) as ProfileNode).callFrame;
-      seen.add(category(frame.url, frame.functionName));
+      stack.push(category(frame.url, frame.functionName));
     }
-    for (const s of seen) {
-      const entry = groups.get(s) ?? { selfMs: 0, inclusiveMs: 0 };
-      entry.inclusiveMs += ms;
-      groups.set(s, entry);
-    }
+    for (const g of new Set(stack)) entry(g).inclusiveMs += ms;
+    entry(stack.find((g) => !LOW_LEVEL.has(g)) ?? group).attributedMs += ms;
     const name = `${functionName || '(anonymous)'} ${url ? `${shortUrl(url)}:${lineNumber + 1}` : ''}`.trim();
     const f = fns.get(name) ?? { name, group, selfMs: 0 };
     f.selfMs += ms;
@@ -160,12 +167,11 @@ export function summarise(profile: CpuProfile, windowUs?: [number, number]): Sum
 
 export function formatSummary(s: Summary, top = 25): string {
   const pct = (ms: number) => `${((ms / s.busyMs) * 100).toFixed(1).padStart(5)} %`;
-  const lines = [
-    `busy ${s.busyMs.toFixed(0)} ms, idle ${s.idleMs.toFixed(0)} ms`,
-    '',
-    'self    incl.   group',
-  ];
-  for (const g of s.groups) lines.push(`${pct(g.selfMs)} ${pct(g.inclusiveMs)}  ${g.group}`);
+  const lines = [`busy ${s.busyMs.toFixed(0)} ms, idle ${s.idleMs.toFixed(0)} ms`, ''];
+  lines.push('self     attrib.  incl.    group');
+  for (const g of s.groups.filter((g) => g.inclusiveMs >= s.busyMs / 1000)) {
+    lines.push(`${pct(g.selfMs)}  ${pct(g.attributedMs)}  ${pct(g.inclusiveMs)}  ${g.group}`);
+  }
   lines.push('', 'self    group          function');
   for (const f of s.functions.slice(0, top)) lines.push(`${pct(f.selfMs)}  ${f.group.padEnd(13)}  ${f.name}`);
   return `${lines.join('\n')}\n`;
