@@ -4,7 +4,7 @@ import path from 'node:path';
 import { formatSummary, summarise } from './cpuprofile';
 import { drive, type LoadOptions } from './load';
 import { SERVICE_SCENARIOS } from './scenarios';
-import { startService } from './targets';
+import { type ServiceOptions, startService } from './targets';
 
 /**
  * One service process per scenario, started with --cpu-prof; it writes its profile when it exits (SIGTERM).
@@ -12,8 +12,7 @@ import { startService } from './targets';
  * so start-up (compiling the contract) and the warm-up stay out of the figures.
  */
 export async function profileRun(
-  redisUrl: string,
-  dir: string,
+  service: ServiceOptions,
   load: LoadOptions,
   outDir: string,
   log: (line: string) => void,
@@ -22,12 +21,7 @@ export async function profileRun(
     const profDir = path.join(outDir, scenario.id);
     rmSync(profDir, { recursive: true, force: true });
     mkdirSync(profDir, { recursive: true });
-    const t = await startService({
-      redisUrl,
-      workers: 1,
-      logFile: path.join(dir, `profile-${scenario.id}.log`),
-      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`],
-    });
+    const t = await startService({ ...service, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
     log(`profiling ${scenario.title}`);
     let m: Awaited<ReturnType<typeof drive>>;
     try {

@@ -26,6 +26,8 @@ export interface ServiceOptions {
   /** The request log (JSON lines at info level, as in production); also tells when every worker listens. */
   logFile: string;
   nodeArgs?: string[];
+  /** SVC_* settings that override the production-like ones below (experiments: `--set`). */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -34,9 +36,15 @@ export interface ServiceOptions {
  */
 export async function startService(opts: ServiceOptions): Promise<Target> {
   const port = await freePort();
-  const listening = () =>
-    existsSync(opts.logFile) &&
-    readFileSync(opts.logFile, 'utf8').split('"message":"listening"').length - 1 >= opts.workers;
+  const url = `http://127.0.0.1:${port}`;
+  // Every worker logs 'listening' at info; with a quieter log (--set SVC_LOG_LEVEL=warn) the first answer
+  // has to do, and then a second worker may still be starting during the warm-up.
+  const logsListening = ['info', 'debug'].includes(opts.settings?.SVC_LOG_LEVEL ?? 'info');
+  const listening = async () =>
+    logsListening
+      ? existsSync(opts.logFile) &&
+        readFileSync(opts.logFile, 'utf8').split('"message":"listening"').length - 1 >= opts.workers
+      : answers(url);
   const server = await startServer({
     name: `service (SVC_WORKERS=${opts.workers})`,
     command: [process.execPath, ...(opts.nodeArgs ?? []), MAIN],
@@ -57,10 +65,11 @@ export async function startService(opts: ServiceOptions): Promise<Target> {
       SVC_METRICS_ENABLED: 'true',
       SVC_LOG_LEVEL: 'info',
       SVC_LOG_FORMAT: 'json',
+      ...opts.settings,
     },
-    ready: async () => listening(),
+    ready: listening,
   });
-  return { server, url: `http://127.0.0.1:${port}`, headers: AUTH };
+  return { server, url, headers: AUTH };
 }
 
 async function startNode(name: string, script: string, env: Record<string, string>): Promise<Target> {
