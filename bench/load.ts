@@ -1,7 +1,7 @@
 // Drives a server with autocannon over keep-alive connections: a warm-up, then the measured run.
 import type { EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
-import { type Rss, sampleRss } from './processes';
+import { sampleProcess, type Usage } from './processes';
 
 export interface LoadOptions {
   connections: number;
@@ -24,7 +24,10 @@ export interface Measurement {
   /** Responses outside 2xx, and connection errors or timeouts: a run with any is not a valid figure. */
   non2xx: number;
   errors: number;
-  rss: Rss;
+  /** The server's largest RSS and its CPU use (% of one core) during the run. */
+  usage: Usage;
+  /** CPU the load generator (this process) used meanwhile, % of one core: on a small machine it competes. */
+  loadgenCpuPercent: number;
   /** When the measured run started and ended, process.hrtime in microseconds (to cut CPU profiles). */
   windowUs: [number, number];
 }
@@ -37,6 +40,9 @@ function fire(url: string, spec: RequestSpec, connections: number, duration: num
   return autocannon({ url, connections, duration, pipelining: 1, timeout: 10, requests: [request] });
 }
 
+const cpuPercent = (used: NodeJS.CpuUsage, [from, to]: [number, number]) =>
+  ((used.user + used.system) / (to - from)) * 100;
+
 /** The value below which a fraction `p` of the sorted values lie. */
 const percentile = (sorted: Float64Array, p: number) => sorted[Math.floor(p * (sorted.length - 1))] ?? 0;
 
@@ -48,7 +54,8 @@ export async function drive(
   opts: LoadOptions,
 ): Promise<Measurement> {
   if (opts.warmup > 0) await fire(url, spec, opts.connections, opts.warmup);
-  const sampler = sampleRss(pid);
+  const sampler = sampleProcess(pid);
+  const loadgen = process.cpuUsage();
   const start = nowUs();
   // autocannon's own histogram keeps whole milliseconds; its 'response' events carry the exact time.
   // Without a callback autocannon returns its event emitter made thenable (the types only say Promise).
@@ -67,7 +74,8 @@ export async function drive(
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    rss: sampler.stop(),
+    usage: sampler.stop(),
+    loadgenCpuPercent: cpuPercent(process.cpuUsage(loadgen), windowUs),
     windowUs,
   };
 }

@@ -5,6 +5,8 @@ import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 const MB = 1024 * 1024;
+/** Linux's USER_HZ: /proc reports CPU time in 1/100 s. */
+const CLOCK_TICKS = 100;
 
 export interface ServerSpec {
   name: string;
@@ -110,21 +112,55 @@ export function rssNow(root: number): Rss {
   return { processMb: Math.max(0, ...each) / MB, totalMb: each.reduce((a, b) => a + b, 0) / MB };
 }
 
-/** Samples the tree's RSS every 250 ms until stopped; returns the maxima seen. */
-export function sampleRss(root: number): { stop(): Rss } {
+/** CPU seconds (user + system) a process has used so far, null when it is gone. */
+function cpuOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime (fields 14 and 15)
+  } catch {
+    return null;
+  }
+}
+
+export interface Usage extends Rss {
+  /** CPU the tree used during the sampling, in % of one core. */
+  cpuPercent: number;
+}
+
+/** Samples the tree every 250 ms until stopped: the largest RSS seen, and the CPU it used meanwhile. */
+export function sampleProcess(root: number): { stop(): Usage } {
   let pids = processTree(root);
   const max: Rss = { processMb: 0, totalMb: 0 };
-  let ticks = 0;
-  const timer = setInterval(() => {
-    if (++ticks % 8 === 0) pids = processTree(root); // a replaced worker shows up within 2 s
+  const cpu = new Map<number, { first: number; last: number }>();
+  const started = Date.now();
+  let first = true;
+  const tick = () => {
     const each = pids.map(rssOf);
     max.processMb = Math.max(max.processMb, ...each.map((b) => b / MB));
     max.totalMb = Math.max(max.totalMb, each.reduce((a, b) => a + b, 0) / MB);
+    for (const pid of pids) {
+      const used = cpuOf(pid);
+      if (used === null) continue;
+      const known = cpu.get(pid);
+      if (known) known.last = used;
+      // A worker that appears later (a replacement) used all its CPU during the sampling.
+      else cpu.set(pid, { first: first ? used : 0, last: used });
+    }
+    first = false;
+  };
+  tick();
+  let ticks = 0;
+  const timer = setInterval(() => {
+    if (++ticks % 8 === 0) pids = processTree(root); // a replaced worker shows up within 2 s
+    tick();
   }, 250);
   return {
     stop() {
       clearInterval(timer);
-      return max;
+      tick();
+      const seconds = [...cpu.values()].reduce((a, c) => a + c.last - c.first, 0);
+      return { ...max, cpuPercent: (seconds / ((Date.now() - started) / 1000)) * 100 };
     },
   };
 }

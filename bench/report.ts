@@ -14,6 +14,9 @@ export interface Row {
   /** req/s divided by baseline (a)'s / (b)'s GET req/s. */
   vsExpress: number | null;
   vsNode: number | null;
+  /** CPU used during the run, % of one core: the server (all its processes) and the load generator. */
+  serverCpuPercent: number | null;
+  loadgenCpuPercent: number | null;
   note?: string;
 }
 
@@ -32,8 +35,9 @@ export interface Check {
 
 export function row(scenario: string, target: string, m: Measurement | null, opsPerRequest = 1): Row {
   const none = { reqPerSec: null, opsPerSec: null, p50Ms: null, p99Ms: null, maxRssMb: null };
+  const noCpu = { serverCpuPercent: null, loadgenCpuPercent: null };
   const base = { scenario, target, vsExpress: null, vsNode: null };
-  if (!m) return { ...base, ...none };
+  if (!m) return { ...base, ...none, ...noCpu };
   const invalid = m.non2xx + m.errors > 0 ? `INVALID: ${m.non2xx} non-2xx, ${m.errors} errors` : undefined;
   return {
     ...base,
@@ -41,7 +45,9 @@ export function row(scenario: string, target: string, m: Measurement | null, ops
     opsPerSec: m.reqPerSec * opsPerRequest,
     p50Ms: m.p50Ms,
     p99Ms: m.p99Ms,
-    maxRssMb: m.rss.processMb,
+    maxRssMb: m.usage.processMb,
+    serverCpuPercent: m.usage.cpuPercent,
+    loadgenCpuPercent: m.loadgenCpuPercent,
     ...(invalid ? { note: invalid } : {}),
   };
 }
@@ -135,6 +141,8 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     'max RSS MB',
     'vs (a)',
     'vs (b)',
+    'CPU %',
+    'loadgen CPU %',
   ];
   const lines = rows.map((r) => [
     r.scenario,
@@ -146,6 +154,8 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     fmt(r.maxRssMb, 1),
     fmt(r.vsExpress, 2),
     fmt(r.vsNode, 2),
+    fmt(r.serverCpuPercent),
+    fmt(r.loadgenCpuPercent),
   ]);
   const parts = lines.length > 0 ? [table(header, lines, 2)] : [];
   const rowNotes = rows.filter((r) => r.note).map((r) => `${r.scenario} (${r.target}): ${r.note}`);

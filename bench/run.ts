@@ -118,7 +118,7 @@ async function memory(redisUrl: string, dir: string): Promise<MemoryRun[]> {
           warmup: i ? 0 : load.warmup,
         });
         const rssAfterMb = rssNow(t.server.pid).processMb;
-        runs.push({ seconds, reqPerSec: m.reqPerSec, maxRssMb: m.rss.processMb, rssAfterMb });
+        runs.push({ seconds, reqPerSec: m.reqPerSec, maxRssMb: m.usage.processMb, rssAfterMb });
       }
       return runs;
     },
