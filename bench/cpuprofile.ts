@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; scriptId: string | number };
   children?: number[];
 }
 export interface CpuProfile {
@@ -86,7 +86,9 @@ const GROUP_OF = new Map(
 const LOW_LEVEL = new Set(['native', 'node core', 'v8 (program)']);
 
 /** The package group a frame belongs to: ours (src/), a library group, node core, or V8 itself. */
-export function category(url: string, functionName: string): string {
+export function category(url: string, functionName: string, scriptId: string | number = 0): string {
+  // Code from new Function() has a script but no URL: AJV's compiled validators.
+  if (!url && Number(scriptId) !== 0) return 'ajv';
   if (!url) {
     if (functionName === '(garbage collector)') return 'gc';
     if (functionName === '(idle)') return 'idle';
@@ -137,7 +139,7 @@ export function summarise(profile: CpuProfile, windowUs?: [number, number]): Sum
   for (const [id, us] of self) {
     const node = byId.get(id) as ProfileNode;
     const { functionName, url, lineNumber } = node.callFrame;
-    const group = category(url, functionName);
+    const group = category(url, functionName, node.callFrame.scriptId);
     const ms = us / 1000;
     if (group === 'idle') {
       idleMs += ms;
@@ -147,7 +149,7 @@ export function summarise(profile: CpuProfile, windowUs?: [number, number]): Sum
     const stack: string[] = [];
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = (byId.get(at) as ProfileNode).callFrame;
-      stack.push(category(frame.url, frame.functionName));
+      stack.push(category(frame.url, frame.functionName, frame.scriptId));
     }
     for (const g of new Set(stack)) entry(g).inclusiveMs += ms;
     entry(stack.find((g) => !LOW_LEVEL.has(g)) ?? group).attributedMs += ms;
