@@ -17,6 +17,8 @@ export interface Row {
   /** CPU used during the run, % of one core: the server (all its processes) and the load generator. */
   serverCpuPercent: number | null;
   loadgenCpuPercent: number | null;
+  /** Server CPU time per request, µs: steadier than req/s when other work shares the machine. */
+  cpuUsPerRequest: number | null;
   note?: string;
 }
 
@@ -35,7 +37,7 @@ export interface Check {
 
 export function row(scenario: string, target: string, m: Measurement | null, opsPerRequest = 1): Row {
   const none = { reqPerSec: null, opsPerSec: null, p50Ms: null, p99Ms: null, maxRssMb: null };
-  const noCpu = { serverCpuPercent: null, loadgenCpuPercent: null };
+  const noCpu = { serverCpuPercent: null, loadgenCpuPercent: null, cpuUsPerRequest: null };
   const base = { scenario, target, vsExpress: null, vsNode: null };
   if (!m) return { ...base, ...none, ...noCpu };
   const invalid = m.non2xx + m.errors > 0 ? `INVALID: ${m.non2xx} non-2xx, ${m.errors} errors` : undefined;
@@ -48,6 +50,7 @@ export function row(scenario: string, target: string, m: Measurement | null, ops
     maxRssMb: m.usage.processMb,
     serverCpuPercent: m.usage.cpuPercent,
     loadgenCpuPercent: m.loadgenCpuPercent,
+    cpuUsPerRequest: (m.usage.cpuPercent / 100 / m.reqPerSec) * 1e6,
     ...(invalid ? { note: invalid } : {}),
   };
 }
@@ -142,6 +145,7 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     'vs (a)',
     'vs (b)',
     'CPU %',
+    'CPU µs/req',
     'loadgen CPU %',
   ];
   const lines = rows.map((r) => [
@@ -155,6 +159,7 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     fmt(r.vsExpress, 2),
     fmt(r.vsNode, 2),
     fmt(r.serverCpuPercent),
+    fmt(r.cpuUsPerRequest),
     fmt(r.loadgenCpuPercent),
   ]);
   const parts = lines.length > 0 ? [table(header, lines, 2)] : [];
