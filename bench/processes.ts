@@ -1,5 +1,5 @@
 // The servers under test, each its own child process (so RSS is per process), and RSS sampling from /proc.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 
 const READY_TIMEOUT_MS = 60_000;
@@ -25,9 +25,13 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-const running = new Set<ChildProcess>();
+// Whatever this run started (servers, their cluster workers, redis-server) must not outlive it.
 process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const pid of processTree(process.pid).slice(1)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {} // already gone
+  }
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,13 +42,11 @@ export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
   const [file = '', ...args] = spec.command;
   const child = spawn(file, args, { env: spec.env, stdio: ['ignore', out, 'pipe'] });
   closeSync(out);
-  running.add(child);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  void exited.then(() => running.delete(child));
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (!(await spec.ready().catch(() => false))) {
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {

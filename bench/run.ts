@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { type RedisServer, startRedisServer } from '../scripts/redis-server';
+import { type RedisServer, startRedisServer } from '../tests/support/redis-server';
 import { drive } from './load';
 import { parseOptions, USAGE } from './options';
 import { rssNow } from './processes';
@@ -150,7 +150,7 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
-  const redis = await startRedisServer({ root: dir });
+  const redis = await startRedisServer();
   const raw = new Redis(redis.url);
   try {
     for (const scenario of SERVICE_SCENARIOS) await scenario.seed?.(raw);
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
   } finally {
     await raw.quit();
     await redis.stop();
-    rmSync(dir, { recursive: true, force: true });
+    for (const tmp of [dir, redis.dir]) rmSync(tmp, { recursive: true, force: true });
   }
 }
 

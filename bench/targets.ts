@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../scripts/redis-server';
+import { freePort } from '../tests/support/redis-server';
 import { answers, type ServerProcess, startServer } from './processes';
 import { STRING_KEY, VALUE } from './scenarios';
 

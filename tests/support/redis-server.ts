@@ -1,2 +1,193 @@
-// The tests' throwaway redis-server processes; the code lives in scripts/ because the benchmark uses it too.
-export * from '../../scripts/redis-server';
+// Throwaway redis-server processes on loopback ports, for the test harness and for outage, Sentinel and Cluster tests.
+//
+//   const server = await startRedisServer();           // free port, no persistence
+//   await server.stop();                               // SIGTERM; resolves once the process has exited
+//   await server.start();                              // the same port, args and data dir again
+//   await server.kill();                               // SIGKILL: a crash rather than a shutdown
+//
+// `args` go after the defaults, so they override them (e.g. ['--appendonly', 'yes']); `config` is written to a
+// config file passed first, which Sentinel needs (`{ args: ['--sentinel'], config: 'sentinel monitor ...' }`).
+// Each server has its own data dir (AOF, nodes.conf, sentinel state) that survives stop/start; it is created
+// under TEST_REDIS_TMPDIR, which the jest global teardown removes. A server a test forgot to stop is killed when
+// the process exits.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const LOOPBACK = '127.0.0.1';
+const READY_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+export interface RedisServerOptions {
+  /** Fixed port; by default a free one is picked (and another tried if it is taken in the meantime). */
+  port?: number;
+  /** Extra redis-server arguments, after the defaults. */
+  args?: string[];
+  /** Config file text, for directives that must live in a file (Sentinel). */
+  config?: string;
+}
+
+export interface RedisServer {
+  readonly url: string;
+  readonly port: number;
+  /** The server's --dir. */
+  readonly dir: string;
+  /** Starts it again on the same port after stop() or kill(); a no-op while it runs. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+/** A port nobody listens on right now (the OS picks it; it may be taken again before use). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, LOOPBACK, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when `redis-server` is an executable on the PATH. */
+export function hasRedisServer(): boolean {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(path.join(dir, 'redis-server'), constants.X_OK);
+      return true;
+    } catch {}
+  }
+  return false;
+}
+
+/** Sends a raw `PING` and returns the first reply line (`+PONG`, `-NOAUTH ...`, `-LOADING ...`), or null. */
+export function pingRaw(port: number, host = LOOPBACK, timeoutMs = 1000): Promise<string | null> {
+  return new Promise((resolve) => {
+    let reply = '';
+    const socket = net.connect({ host, port });
+    const done = (line: string | null) => {
+      socket.destroy();
+      resolve(line);
+    };
+    socket.setTimeout(timeoutMs, () => done(null));
+    socket.once('error', () => done(null));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString('latin1');
+      const end = reply.indexOf('\r\n');
+      if (end >= 0) done(reply.slice(0, end));
+    });
+    socket.once('end', () => done(null));
+  });
+}
+
+const running = new Set<ChildProcess>();
+const killRunning = () => {
+  for (const child of running) child.kill('SIGKILL');
+};
+
+function track(child: ChildProcess): Promise<void> {
+  if (running.size === 0) process.on('exit', killRunning);
+  running.add(child);
+  return new Promise((resolve) => {
+    const finish = () => {
+      if (!running.delete(child)) return;
+      if (running.size === 0) process.off('exit', killRunning);
+      resolve();
+    };
+    child.once('exit', finish);
+    // A process that never started (ENOENT) gets 'error' and maybe no 'exit'.
+    child.once('error', () => child.pid === undefined && finish());
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitReady(port: number, exited: Promise<void>, argv: string[]): Promise<void> {
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const reply = await pingRaw(port, LOOPBACK, 500);
+    // -NOAUTH: it runs with a password, and answers.
+    if (reply === '+PONG' || reply?.startsWith('-NOAUTH')) return;
+    if (gone)
+      throw new Error(
+        `redis-server exited before answering PING on port ${port}: redis-server ${argv.join(' ')}`,
+      );
+    await sleep(50);
+  }
+  throw new Error(`redis-server did not answer PING on port ${port} within ${READY_TIMEOUT_MS} ms`);
+}
+
+/** Spawns redis-server and resolves once it answers PING; see the file header for the returned handle. */
+export async function startRedisServer(opts: RedisServerOptions = {}): Promise<RedisServer> {
+  const root = process.env.TEST_REDIS_TMPDIR ?? os.tmpdir();
+  mkdirSync(root, { recursive: true });
+  const dir = mkdtempSync(path.join(root, 'redis-'));
+  const configFile = path.join(dir, 'redis.conf');
+  writeFileSync(configFile, opts.config ?? '');
+
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const launch = async (port: number) => {
+    const argv = [configFile, '--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'];
+    argv.push('--daemonize', 'no', '--dir', dir, ...(opts.args ?? []));
+    const proc = spawn('redis-server', argv, { stdio: 'ignore' });
+    const spawnError = new Promise<never>((_, reject) => {
+      proc.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'ENOENT' ? new Error('redis-server is not on the PATH') : err),
+      );
+    });
+    spawnError.catch(() => {});
+    child = proc;
+    exited = track(proc);
+    try {
+      await Promise.race([waitReady(port, exited, argv), spawnError]);
+    } catch (err) {
+      await end('SIGKILL');
+      throw err;
+    }
+  };
+
+  const end = async (signal: NodeJS.Signals) => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return exited;
+    proc.kill(signal);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  let port = opts.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await launch(port);
+      break;
+    } catch (err) {
+      // Another process may have taken the free port between freePort() and redis-server binding it.
+      if (opts.port !== undefined || attempt >= 3 || !hasRedisServer()) throw err;
+      port = await freePort();
+    }
+  }
+
+  return {
+    url: `redis://${LOOPBACK}:${port}`,
+    port,
+    dir,
+    start: async () => {
+      if (child && child.exitCode === null && child.signalCode === null) return;
+      await launch(port);
+    },
+    stop: () => end('SIGTERM'),
+    kill: () => end('SIGKILL'),
+  };
+}
