@@ -81,9 +81,9 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
     const r = find(name);
     if (!r || !express?.reqPerSec || !express.p99Ms) continue;
     const speed = (r.reqPerSec as number) / express.reqPerSec;
-    out.push({ target: `${name}: req/s >= 0.8 x (a)`, measured: `${round(speed, 2)} x`, pass: speed >= 0.8 });
+    out.push({ target: `${name}: req/s >= 0.8 x (a)`, measured: `${speed.toFixed(2)} x`, pass: speed >= 0.8 });
     const tail = (r.p99Ms as number) / express.p99Ms;
-    out.push({ target: `${name}: p99 <= 2 x (a)`, measured: `${round(tail, 2)} x`, pass: tail <= 2 });
+    out.push({ target: `${name}: p99 <= 2 x (a)`, measured: `${tail.toFixed(2)} x`, pass: tail <= 2 });
   }
   const batch = rows.find((r) => r.scenario.startsWith('string batch') && r.opsPerSec !== null);
   if (batch) {
@@ -100,7 +100,7 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
     const gain = (workers.reqPerSec as number) / (single.reqPerSec as number);
     out.push({
       target: 'SVC_WORKERS=2: >= 1.3 x one process',
-      measured: `${round(gain, 2)} x`,
+      measured: `${gain.toFixed(2)} x`,
       pass: gain >= 1.3,
     });
   }
