@@ -81,7 +81,11 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
     const r = find(name);
     if (!r || !express?.reqPerSec || !express.p99Ms) continue;
     const speed = (r.reqPerSec as number) / express.reqPerSec;
-    out.push({ target: `${name}: req/s >= 0.8 x (a)`, measured: `${speed.toFixed(2)} x`, pass: speed >= 0.8 });
+    out.push({
+      target: `${name}: req/s >= 0.8 x (a)`,
+      measured: `${speed.toFixed(2)} x`,
+      pass: speed >= 0.8,
+    });
     const tail = (r.p99Ms as number) / express.p99Ms;
     out.push({ target: `${name}: p99 <= 2 x (a)`, measured: `${tail.toFixed(2)} x`, pass: tail <= 2 });
   }
