@@ -11,8 +11,6 @@ export interface Supervisor {
   stop(signal: NodeJS.Signals): Promise<void>;
   /** Relays SIGHUP (reload the configuration) to every worker. */
   reload(): void;
-  /** Process ids of the live workers. */
-  pids(): number[];
 }
 
 /**
@@ -52,7 +50,7 @@ export function superviseWorkers(options: {
     }
     const pause = Date.now() - since < QUICK_CRASH_MS ? RESTART_PAUSE_MS : 0;
     logger.warn('worker exited unexpectedly; restarting it', { ...fields, pause_ms: pause });
-    setTimeout(fork, pause);
+    setTimeout(() => stopping || fork(), pause);
   });
 
   for (let i = 0; i < count; i++) fork();
@@ -75,7 +73,6 @@ export function superviseWorkers(options: {
     reload() {
       for (const worker of live()) worker.process.kill('SIGHUP');
     },
-    pids: () => live().map((w) => w.process.pid as number),
   };
 }
 
