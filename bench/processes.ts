@@ -1,4 +1,4 @@
-// The servers under test, each its own child process (so RSS is per process), and RSS sampling from /proc.
+// The servers under test, each its own child process (so RSS is per process), and RSS and CPU sampling from /proc.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 
