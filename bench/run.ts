@@ -150,6 +150,7 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also after Ctrl-C
   const redis = await startRedisServer();
   const raw = new Redis(redis.url);
   try {
