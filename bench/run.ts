@@ -151,6 +151,7 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also after Ctrl-C
+  process.env.TEST_REDIS_TMPDIR = dir; // the helper puts redis-server's data dir there
   const redis = await startRedisServer();
   const raw = new Redis(redis.url);
   try {
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
   } finally {
     await raw.quit();
     await redis.stop();
-    for (const tmp of [dir, redis.dir]) rmSync(tmp, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
