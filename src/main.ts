@@ -1,6 +1,8 @@
-// The process: config -> logger -> redis -> apps -> listen; signals; the only process.exit.
+// The process: config -> logger -> redis -> apps -> listen; signals; the only process.exit (and cluster.ts's).
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createApp } from './app';
+import { runPrimary } from './cluster';
 import { ConfigError, loadConfig } from './config';
 import { createLogger } from './observability/logger';
 import { createRedis, redactUrl, redisMode } from './redis/client';
@@ -40,6 +42,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = createLogger(config.log);
+  // With SVC_WORKERS > 1 this process only supervises; each worker runs the rest of main() itself.
+  if (config.workers > 1 && cluster.isPrimary)
+    return runPrimary(config.workers, logger, config.shutdownTimeoutMs);
   const redis = createRedis(config);
   redis.on('error', (err: Error) => logger.debug('redis connection error', { cause: err.message }));
   const target = redisMode(config) === 'standalone' ? redactUrl(config.redis.url) : redisMode(config);

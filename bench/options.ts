@@ -1,0 +1,69 @@
+// The benchmark's command line: `npm run bench -- [options]`.
+import type { LoadOptions } from './load';
+
+export const USAGE = `npm run bench -- [options]
+  --quick              3 s runs after a 1 s warm-up (default 10 s after 2 s); no memory runs
+  --json               print the results as JSON instead of a table
+  --memory             only the memory check: three consecutive GET runs (20 s, 5 s with --quick)
+  --only=a,b           only these parts: express, node, webdis, get, post, hash, member, batch, workers, memory
+  --set NAME=VALUE     an extra service setting, e.g. --set SVC_RATE_LIMIT_ENABLED=false (repeatable)
+  --duration=S         seconds per measured run
+  --connections=N      concurrent keep-alive connections (default 50)
+  --profile            CPU profiles (node --cpu-prof) of GET, POST and batch instead; BENCH_PROFILE_DIR (/tmp/prof)`;
+
+export const PARTS = [
+  'express',
+  'node',
+  'webdis',
+  'get',
+  'post',
+  'hash',
+  'member',
+  'batch',
+  'workers',
+  'memory',
+];
+
+export interface Options {
+  quick: boolean;
+  json: boolean;
+  profile: boolean;
+  /** The parts to run. */
+  parts: Set<string>;
+  /** Extra SVC_* settings for the service. */
+  settings: Record<string, string>;
+  load: LoadOptions;
+  memorySeconds: number;
+}
+
+export function parseOptions(args: string[]): Options {
+  const flags = new Set(args);
+  const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const quick = flags.has('--quick');
+  const settings: Record<string, string> = {};
+  args.forEach((arg, i) => {
+    if (arg !== '--set') return;
+    const [name, ...rest] = (args[i + 1] ?? '').split('=');
+    if (!name?.startsWith('SVC_') || rest.length === 0)
+      throw new Error(`--set needs SVC_NAME=VALUE\n${USAGE}`);
+    settings[name] = rest.join('=');
+  });
+  const only = value('only')?.split(',');
+  for (const part of only ?? []) if (!PARTS.includes(part)) throw new Error(`unknown part ${part}\n${USAGE}`);
+  const parts = new Set(
+    only ?? (flags.has('--memory') ? ['memory'] : PARTS.filter((p) => p !== 'memory' || !quick)),
+  );
+  return {
+    quick,
+    json: flags.has('--json'),
+    profile: flags.has('--profile'),
+    parts,
+    settings,
+    load: {
+      connections: Number(value('connections') ?? 50),
+      duration: Number(value('duration') ?? (quick ? 3 : 10)),
+      warmup: quick ? 1 : 2,
+    },
+    memorySeconds: Number(value('duration') ?? (quick ? 5 : 20)),
+  };
+}

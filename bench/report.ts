@@ -1,0 +1,186 @@
+// The benchmark's results: rows with ratios to the baselines, the issue's targets checked, as a table or JSON.
+import type { Measurement } from './load';
+
+export interface Row {
+  scenario: string;
+  target: string;
+  /** null when the scenario could not run (N/A: its route is not served). */
+  reqPerSec: number | null;
+  opsPerSec: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  /** Largest RSS of one process during the run (each cluster worker is its own process). */
+  maxRssMb: number | null;
+  /** req/s divided by baseline (a)'s / (b)'s GET req/s. */
+  vsExpress: number | null;
+  vsNode: number | null;
+  /** CPU used during the run, % of one core: the server (all its processes) and the load generator. */
+  serverCpuPercent: number | null;
+  loadgenCpuPercent: number | null;
+  /** Server CPU time per request, µs: steadier than req/s when other work shares the machine. */
+  cpuUsPerRequest: number | null;
+  note?: string;
+}
+
+export interface MemoryRun {
+  seconds: number;
+  reqPerSec: number;
+  rssAfterMb: number;
+  maxRssMb: number;
+}
+
+export interface Check {
+  target: string;
+  measured: string;
+  pass: boolean;
+}
+
+export function row(scenario: string, target: string, m: Measurement | null, opsPerRequest = 1): Row {
+  const none = { reqPerSec: null, opsPerSec: null, p50Ms: null, p99Ms: null, maxRssMb: null };
+  const noCpu = { serverCpuPercent: null, loadgenCpuPercent: null, cpuUsPerRequest: null };
+  const base = { scenario, target, vsExpress: null, vsNode: null };
+  if (!m) return { ...base, ...none, ...noCpu };
+  const invalid = m.non2xx + m.errors > 0 ? `INVALID: ${m.non2xx} non-2xx, ${m.errors} errors` : undefined;
+  return {
+    ...base,
+    reqPerSec: m.reqPerSec,
+    opsPerSec: m.reqPerSec * opsPerRequest,
+    p50Ms: m.p50Ms,
+    p99Ms: m.p99Ms,
+    maxRssMb: m.usage.processMb,
+    serverCpuPercent: m.usage.cpuPercent,
+    loadgenCpuPercent: m.loadgenCpuPercent,
+    cpuUsPerRequest: (m.usage.cpuPercent / 100 / m.reqPerSec) * 1e6,
+    ...(invalid ? { note: invalid } : {}),
+  };
+}
+
+/** Fills the ratio columns from the two baseline rows. */
+export function addRatios(rows: Row[], express?: Row, node?: Row): void {
+  const ratio = (r: Row, base?: Row) =>
+    r.reqPerSec !== null && base?.reqPerSec ? round(r.reqPerSec / base.reqPerSec, 2) : null;
+  for (const r of rows) {
+    r.vsExpress = ratio(r, express);
+    r.vsNode = ratio(r, node);
+  }
+}
+
+const round = (n: number, digits = 0) => Math.round(n * 10 ** digits) / 10 ** digits;
+const fmt = (n: number | null, digits = 0) =>
+  n === null
+    ? 'N/A'
+    : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** The issue's targets, measured against this run. */
+export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
+  const find = (scenario: string, target = 'service') =>
+    rows.find((r) => r.scenario === scenario && r.target === target && r.reqPerSec !== null);
+  const express = find('GET string', 'baseline (a) express');
+  const out: Check[] = [];
+  for (const name of ['GET string', 'POST string']) {
+    const r = find(name);
+    if (!r || !express?.reqPerSec || !express.p99Ms) continue;
+    const speed = (r.reqPerSec as number) / express.reqPerSec;
+    out.push({
+      target: `${name}: req/s >= 0.8 x (a)`,
+      measured: `${speed.toFixed(2)} x`,
+      pass: speed >= 0.8,
+    });
+    const tail = (r.p99Ms as number) / express.p99Ms;
+    out.push({ target: `${name}: p99 <= 2 x (a)`, measured: `${tail.toFixed(2)} x`, pass: tail <= 2 });
+  }
+  const batch = rows.find((r) => r.scenario.startsWith('string batch') && r.opsPerSec !== null);
+  if (batch) {
+    const ops = batch.opsPerSec as number;
+    out.push({
+      target: 'string batch: >= 100,000 ops/s',
+      measured: `${fmt(ops)} ops/s`,
+      pass: ops >= 100_000,
+    });
+  }
+  const single = find('GET string');
+  const workers = find('GET string', 'service SVC_WORKERS=2');
+  if (single && workers) {
+    const gain = (workers.reqPerSec as number) / (single.reqPerSec as number);
+    out.push({
+      target: 'SVC_WORKERS=2: >= 1.3 x one process',
+      measured: `${gain.toFixed(2)} x`,
+      pass: gain >= 1.3,
+    });
+  }
+  const services = rows.filter((r) => r.target.startsWith('service') && r.maxRssMb !== null);
+  const rssValues = [...services.map((r) => r.maxRssMb as number), ...memory.map((m) => m.maxRssMb)];
+  if (rssValues.length > 0) {
+    const top = Math.max(...rssValues);
+    out.push({ target: 'RSS < 150 MB per process', measured: `${fmt(top, 1)} MB max`, pass: top < 150 });
+  }
+  if (memory.length === 3) {
+    const [first, , last] = memory as [MemoryRun, MemoryRun, MemoryRun];
+    const growth = (last.rssAfterMb / first.rssAfterMb - 1) * 100;
+    out.push({
+      target: `RSS growth over 3 x ${first.seconds} s GET runs <= 10 %`,
+      measured: `${fmt(first.rssAfterMb, 1)} -> ${fmt(last.rssAfterMb, 1)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 1)} %)`,
+      pass: growth <= 10,
+    });
+  }
+  for (const r of rows) {
+    if (r.note?.startsWith('INVALID'))
+      out.push({ target: `${r.scenario} on ${r.target}`, measured: r.note, pass: false });
+  }
+  return out;
+}
+
+function table(header: string[], lines: string[][], rightFrom: number): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
+  const pad = (cells: string[]) =>
+    cells.map((c, i) => (i >= rightFrom ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ');
+  return [pad(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(pad)].join('\n');
+}
+
+export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], notes: string[]): string {
+  const header = [
+    'scenario',
+    'target',
+    'req/s',
+    'ops/s',
+    'p50 ms',
+    'p99 ms',
+    'max RSS MB',
+    'vs (a)',
+    'vs (b)',
+    'CPU %',
+    'CPU µs/req',
+    'loadgen CPU %',
+  ];
+  const lines = rows.map((r) => [
+    r.scenario,
+    r.target,
+    fmt(r.reqPerSec),
+    fmt(r.opsPerSec),
+    fmt(r.p50Ms, 2),
+    fmt(r.p99Ms, 2),
+    fmt(r.maxRssMb, 1),
+    fmt(r.vsExpress, 2),
+    fmt(r.vsNode, 2),
+    fmt(r.serverCpuPercent),
+    fmt(r.cpuUsPerRequest),
+    fmt(r.loadgenCpuPercent),
+  ]);
+  const parts = lines.length > 0 ? [table(header, lines, 2)] : [];
+  const rowNotes = rows.filter((r) => r.note).map((r) => `${r.scenario} (${r.target}): ${r.note}`);
+  if (memory.length > 0) {
+    const memLines = memory.map((m, i) => [
+      String(i + 1),
+      fmt(m.reqPerSec),
+      fmt(m.maxRssMb, 1),
+      fmt(m.rssAfterMb, 1),
+    ]);
+    parts.push(table(['memory run', 'req/s', 'max RSS MB', 'RSS after MB'], memLines, 1));
+  }
+  if (found.length > 0) {
+    parts.push(found.map((c) => `${c.pass ? 'PASS' : 'FAIL'}  ${c.target}: ${c.measured}`).join('\n'));
+  }
+  const allNotes = [...rowNotes, ...notes];
+  if (allNotes.length > 0) parts.push(allNotes.map((n) => `note: ${n}`).join('\n'));
+  return `${parts.join('\n\n')}\n`;
+}

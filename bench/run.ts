@@ -1,0 +1,176 @@
+// `npm run bench [-- --quick | --json | --memory | --profile ...]`: the service against its baselines, in one run.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { type RedisServer, startRedisServer } from '../tests/support/redis-server';
+import { drive } from './load';
+import { parseOptions, USAGE } from './options';
+import { rssNow } from './processes';
+import { profileRun } from './profile';
+import { addRatios, checks, formatText, type MemoryRun, type Row, row } from './report';
+import { GET_STRING, probe, SERVICE_SCENARIOS } from './scenarios';
+import * as targets from './targets';
+
+if (process.argv.includes('--help')) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const options = parseOptions(process.argv.slice(2));
+const { load, parts } = options;
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+function machine() {
+  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model;
+  const redis = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1];
+  return { nproc: os.availableParallelism(), cpu, node: process.version, redis, loadavg: os.loadavg() };
+}
+
+/** Starts a target, runs `fn` against it, and always stops it. */
+async function using<T>(
+  start: () => Promise<targets.Target>,
+  fn: (t: targets.Target) => Promise<T>,
+): Promise<T> {
+  const target = await start();
+  try {
+    return await fn(target);
+  } finally {
+    await target.server.stop();
+  }
+}
+
+const measure = (t: targets.Target, spec = GET_STRING.request, opts = load) =>
+  drive(t.url, { ...spec, headers: { ...spec.headers, ...t.headers } }, t.server.pid, opts);
+
+async function baselines(redis: RedisServer, dir: string, notes: string[]): Promise<Row[]> {
+  const rows: Row[] = [];
+  if (parts.has('express')) {
+    log('baseline (a) express: GET string');
+    rows.push(row('GET string', 'baseline (a) express', await using(targets.startExpressBaseline, measure)));
+  }
+  if (parts.has('node')) {
+    log('baseline (b) node:http + ioredis: GET string');
+    const m = await using(() => targets.startNodeBaseline(redis.url), measure);
+    rows.push(row('GET string', 'baseline (b) node+ioredis', m));
+  }
+  if (parts.has('webdis') && targets.onPath('webdis')) {
+    log('baseline (c) webdis: GET string');
+    const spec = { method: 'GET' as const, path: '/GET/bench:string' };
+    const m = await using(
+      () => targets.startWebdis(redis.port, dir),
+      (t) => measure(t, spec),
+    );
+    rows.push(row('GET string', 'baseline (c) webdis', m));
+  } else if (parts.has('webdis')) {
+    notes.push('baseline (c) webdis skipped: no `webdis` binary on the PATH');
+  }
+  return rows;
+}
+
+const serviceOptions = (redisUrl: string, dir: string, workers: number) => ({
+  redisUrl,
+  workers,
+  logFile: path.join(dir, `service-${workers}-${Date.now()}.log`),
+  settings: options.settings,
+});
+
+async function service(redisUrl: string, dir: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  const scenarios = SERVICE_SCENARIOS.filter((s) => parts.has(s.id));
+  if (scenarios.length > 0) {
+    await using(
+      () => targets.startService(serviceOptions(redisUrl, dir, 1)),
+      async (t) => {
+        for (const scenario of scenarios) {
+          if ((await probe(t.url, scenario, t.headers)) === 'missing') {
+            const note = 'N/A: route not served (404 unknown_endpoint)';
+            rows.push({ ...row(scenario.title, 'service', null), note });
+            continue;
+          }
+          log(`service: ${scenario.title}`);
+          const m = await measure(t, scenario.request);
+          rows.push(row(scenario.title, 'service', m, scenario.opsPerRequest));
+        }
+      },
+    );
+  }
+  if (parts.has('workers')) {
+    log('service SVC_WORKERS=2: GET string');
+    const m = await using(() => targets.startService(serviceOptions(redisUrl, dir, 2)), measure);
+    rows.push(row('GET string', 'service SVC_WORKERS=2', m));
+  }
+  return rows;
+}
+
+/** Three consecutive GET runs on one fresh service process; RSS read right after each. */
+async function memory(redisUrl: string, dir: string): Promise<MemoryRun[]> {
+  const seconds = options.memorySeconds;
+  return using(
+    () => targets.startService(serviceOptions(redisUrl, dir, 1)),
+    async (t) => {
+      const runs: MemoryRun[] = [];
+      for (let i = 0; i < 3; i++) {
+        log(`memory: GET string run ${i + 1}/3 (${seconds} s)`);
+        const m = await measure(t, GET_STRING.request, {
+          ...load,
+          duration: seconds,
+          warmup: i ? 0 : load.warmup,
+        });
+        const rssAfterMb = rssNow(t.server.pid).processMb;
+        runs.push({ seconds, reqPerSec: m.reqPerSec, maxRssMb: m.usage.processMb, rssAfterMb });
+      }
+      return runs;
+    },
+  );
+}
+
+async function measureAll(redis: RedisServer, dir: string): Promise<void> {
+  const started = Date.now();
+  const info = machine(); // before the load: the load average says how busy the machine already was
+  const notes: string[] = [];
+  const rows = [...(await baselines(redis, dir, notes)), ...(await service(redis.url, dir))];
+  const base = (target: string) => rows.find((r) => r.target === target);
+  addRatios(rows, base('baseline (a) express'), base('baseline (b) node+ioredis'));
+  const memoryRuns = parts.has('memory') ? await memory(redis.url, dir) : [];
+  if (!parts.has('memory')) notes.push('no memory runs in this run (--memory runs them alone)');
+  const found = checks(rows, memoryRuns);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const settings = Object.entries(options.settings).map(([k, v]) => `${k}=${v}`);
+  if (settings.length > 0) notes.push(`service settings changed: ${settings.join(' ')}`);
+  notes.push(`machine: ${info.nproc} CPUs (${info.cpu}), node ${info.node}, redis ${info.redis}`);
+  notes.push(`load average at start ${info.loadavg.map((l) => l.toFixed(2)).join(' ')}; took ${seconds} s`);
+  if (options.json) {
+    const result = { machine: info, load, seconds, rows, memory: memoryRuns, checks: found, notes };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } else {
+    process.stdout.write(formatText(rows, memoryRuns, found, notes));
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also after Ctrl-C
+  process.env.TEST_REDIS_TMPDIR = dir; // the helper puts redis-server's data dir there
+  const redis = await startRedisServer();
+  const raw = new Redis(redis.url);
+  try {
+    for (const scenario of SERVICE_SCENARIOS) await scenario.seed?.(raw);
+    if (options.profile) {
+      const profileDir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
+      await profileRun(serviceOptions(redis.url, dir, 1), load, profileDir, log);
+    } else {
+      await measureAll(redis, dir);
+    }
+  } finally {
+    await raw.quit();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+process.on('SIGINT', () => process.exit(130)); // runs the 'exit' hook that kills the servers
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

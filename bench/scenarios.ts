@@ -1,0 +1,104 @@
+// The benchmark's scenarios: which request each sends, what it seeds in Redis, how many operations a request is.
+import type Redis from 'ioredis';
+import type { RequestSpec } from './load';
+
+/** A 64-byte value: typical of a cache entry or a session token, small enough that HTTP costs dominate. */
+export const VALUE = 'v'.repeat(64);
+export const STRING_KEY = 'bench:string';
+const HASH_KEY = 'bench:hash';
+const SET_KEY = 'bench:set';
+/** Members cycle through this many names, so the set stays bounded and most adds find the member present. */
+const MEMBERS = 10_000;
+const BATCH_SIZE = 100;
+
+export interface Scenario {
+  id: 'get' | 'post' | 'hash' | 'member' | 'batch';
+  title: string;
+  /** Redis operations one request carries (a batch of 100 sets is 100). */
+  opsPerRequest: number;
+  request: RequestSpec;
+  /** Seeds Redis directly (keys as the service names them: the benchmark sets no SVC_KEY_PREFIX). */
+  seed?: (redis: Redis) => Promise<void>;
+}
+
+const json = { 'content-type': 'application/json' };
+
+export const GET_STRING: Scenario = {
+  id: 'get',
+  title: 'GET string',
+  opsPerRequest: 1,
+  request: { method: 'GET', path: `/store/string/${STRING_KEY}` },
+  seed: async (redis) => {
+    await redis.set(STRING_KEY, VALUE);
+  },
+};
+
+function memberPath(): RequestSpec['setupRequest'] {
+  let n = 0;
+  return (req) => ({ ...req, path: `/store/set/${SET_KEY}/member/m${n++ % MEMBERS}` });
+}
+
+const batchBody = JSON.stringify({
+  operations: Array.from({ length: BATCH_SIZE }, (_, i) => ({
+    type: 'set',
+    key: `bench:batch:${i}`,
+    value: VALUE,
+  })),
+});
+
+/** The service's scenarios, in the order they run. */
+export const SERVICE_SCENARIOS: readonly Scenario[] = [
+  GET_STRING,
+  {
+    id: 'post',
+    title: 'POST string',
+    opsPerRequest: 1,
+    request: {
+      method: 'POST',
+      path: '/store/string/bench:post',
+      headers: json,
+      body: JSON.stringify({ value: VALUE }),
+    },
+  },
+  {
+    id: 'hash',
+    title: 'GET hash (10 fields)',
+    opsPerRequest: 1,
+    request: { method: 'GET', path: `/store/hash/${HASH_KEY}` },
+    seed: async (redis) => {
+      const fields = Object.fromEntries(
+        Array.from({ length: 10 }, (_, i) => [`field${i}`, VALUE.slice(0, 16)]),
+      );
+      await redis.hset(HASH_KEY, fields);
+    },
+  },
+  {
+    id: 'member',
+    title: 'POST set member',
+    opsPerRequest: 1,
+    request: { method: 'POST', path: `/store/set/${SET_KEY}/member/m0`, setupRequest: memberPath() },
+  },
+  {
+    id: 'batch',
+    title: `string batch (${BATCH_SIZE} sets)`,
+    opsPerRequest: BATCH_SIZE,
+    request: { method: 'POST', path: '/store/string/batch', headers: json, body: batchBody },
+  },
+];
+
+/**
+ * Sends one request of the scenario: 'ok' on 2xx, 'missing' when the route is not served (404
+ * unknown_endpoint: the family is not built on this branch), else an error naming the answer.
+ */
+export async function probe(baseUrl: string, scenario: Scenario, auth: Record<string, string>) {
+  const { method, path, body, headers } = scenario.request;
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers: { ...headers, ...auth },
+    body: body as string | undefined,
+  });
+  const text = await res.text();
+  if (res.ok) return 'ok';
+  if (res.status === 404 && text.includes('"unknown_endpoint"')) return 'missing';
+  throw new Error(`${scenario.title}: ${method} ${path} answered ${res.status} ${text.slice(0, 300)}`);
+}
