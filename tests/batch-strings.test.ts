@@ -118,6 +118,26 @@ describe('an invalid string batch executes nothing', () => {
     },
   );
 
+  test('when an item’s value is over SVC_MAX_VALUE_BYTES, then 413 naming its index and nothing runs', async () => {
+    const small = await testApp('batch-value', { SVC_MAX_VALUE_BYTES: '4' });
+    try {
+      const res = await request(small.data)
+        .post('/store/string/batch')
+        .send({
+          operations: [
+            { type: 'set', key: 'ok', value: 'tiny' },
+            { type: 'set', key: 'big', value: 'too large' },
+          ],
+        });
+      expect(res.status).toBe(413);
+      expect(res.body.details.index).toBe(1);
+      expect(res.body.message).toContain('operations[1]');
+      expect(await small.raw.exists(`${small.prefix}ok`)).toBe(0);
+    } finally {
+      await small.close();
+    }
+  });
+
   test('when operations is empty, then 400', async () => {
     expect((await batch([])).status).toBe(400);
   });
