@@ -27,3 +27,29 @@ export function expectSchema(name: string, body: unknown): void {
     throw new Error(`${name} does not match: ${JSON.stringify(validate.errors)}\n${JSON.stringify(body)}`);
   }
 }
+
+type Media = { schema?: object };
+type Response = { $ref?: string; content?: Record<string, Media> };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, Response> }>>;
+  components: { responses: Record<string, Response> };
+};
+
+/**
+ * The problems of one answer against openapi.yaml: its status must be documented for the operation and
+ * its JSON body must match the documented schema. Returns '' when it conforms.
+ */
+export function responseProblems(method: string, path: string, status: number, body: unknown): string {
+  const doc = contract().document as unknown as Doc;
+  let response = doc.paths[path]?.[method]?.responses[String(status)];
+  if (response?.$ref) response = doc.components.responses[response.$ref.split('/').pop() as string];
+  if (!response) return `${method.toUpperCase()} ${path}: status ${status} is not documented`;
+  const schema = response.content?.['application/json']?.schema;
+  if (!schema) return '';
+  const refs = JSON.parse(
+    JSON.stringify(schema).replaceAll('"#/components/schemas/', '"components.json#/$defs/'),
+  );
+  const validate = compiler().compile(refs);
+  if (validate(body)) return '';
+  return `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors?.slice(0, 2))} ${JSON.stringify(body).slice(0, 300)}`;
+}
