@@ -1,0 +1,82 @@
+// The process (src/main.ts): a bad configuration stops the start with every problem; SIGTERM drains and exits 0.
+import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { freePort, type RedisServer, startRedisServer } from './support/redis-server';
+
+const ROOT = path.join(__dirname, '..');
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+function start(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, SVC_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited, output: () => output };
+}
+
+const get = (port: number, path: string) =>
+  new Promise<number>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      })
+      .on('error', reject);
+  });
+
+test('when settings are invalid, then the start fails with exit 2 and lists every problem', async () => {
+  const svc = start({ SVC_PORT: 'eighty', SVC_LOG_LEVEL: 'loud', SVC_RATE_LIMIT_WINDOW: '0' });
+  expect(await svc.exited).toBe(2);
+  expect(svc.output()).toMatch(/SVC_PORT/);
+  expect(svc.output()).toMatch(/SVC_LOG_LEVEL/);
+  expect(svc.output()).toMatch(/SVC_RATE_LIMIT_WINDOW/);
+  expect(svc.output()).not.toMatch(/\n\s+at /); // a list of problems, not a stack trace
+});
+
+describe('a running service', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer({ args: ['--enable-debug-command', 'yes'] });
+  });
+  afterAll(() => redis.stop());
+
+  test('when SIGTERM arrives during a request, then that request is answered and the process exits 0', async () => {
+    const port = await freePort();
+    const svc = start({
+      SVC_PORT: String(port),
+      SVC_REDIS_URL: redis.url,
+      SVC_REDIS_COMMAND_TIMEOUT_MS: '5000',
+    });
+    const deadline = Date.now() + 60_000;
+    while (!svc.output().includes('listening') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+
+    // Redis is made to pause, so the request below is still in flight when SIGTERM arrives.
+    const blocker = new Redis(redis.url);
+    const sleeping = blocker.call('DEBUG', 'SLEEP', '1').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    const inFlight = get(port, '/store/string/some-key');
+    await new Promise((r) => setTimeout(r, 200));
+    svc.child.kill('SIGTERM');
+
+    expect(await inFlight).toBe(404);
+    expect(await svc.exited).toBe(0);
+    await sleeping;
+    blocker.disconnect();
+  });
+});
