@@ -110,7 +110,7 @@ export function setOps() {
         (r) => {
           const removed = r?.[1] === 1;
           if (ifPresent && !removed) {
-            throw new ApiError('member_not_found', `Member '${member}' is not in set '${key}'`);
+            throw new ApiError('member_not_found', `Member '${member}' not found in set '${key}'`);
           }
           return ok({ success: true, member, removed });
         },
