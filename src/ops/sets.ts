@@ -63,8 +63,8 @@ export function setOps() {
         'set',
         key,
         (reply) => {
-          const members = present(reply, key)[0] as string[];
-          return ok({ members, cardinality: members.length, ttl: reply?.[1] });
+          const [members, ttl] = present(reply, key) as [string[], number];
+          return ok({ members, cardinality: members.length, ttl });
         },
         'SMEMBERS',
       ),
