@@ -105,4 +105,10 @@ describe('reserved segments', () => {
     expect(res.body.message).toContain('keys');
     expect(await t.raw.exists(raw('intersection'))).toBe(0);
   });
+
+  test('another method on a reserved segment is 405, each allowed method listed once', async () => {
+    const res = await api().put('/store/set/union');
+    expect(res.status).toBe(405);
+    expect(String(res.headers.allow).split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'POST']);
+  });
 });

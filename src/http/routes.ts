@@ -91,7 +91,10 @@ export function fallback(operations: readonly Operation[]): RequestHandler {
   }));
   return (req, res) => {
     res.locals.route = 'unknown';
-    const allowed = paths.filter((p) => p.matches.some((m) => m(req.path))).flatMap((p) => p.methods);
+    // A reserved segment matches two templates (`/store/set/union` and `/store/set/{key}`): list each method once.
+    const allowed = [
+      ...new Set(paths.filter((p) => p.matches.some((m) => m(req.path))).flatMap((p) => p.methods)),
+    ];
     if (allowed.length === 0) throw new ApiError('unknown_endpoint', `No endpoint ${req.method} ${req.path}`);
     if (allowed.includes('GET')) allowed.push('HEAD');
     throw new ApiError(

@@ -42,7 +42,7 @@ function fieldsObject(pairs: readonly string[]): Record<string, string> {
 }
 
 const fieldNotFound = (field: string, key: string) =>
-  new ApiError('field_not_found', `Field '${field}' does not exist in hash '${key}'`);
+  new ApiError('field_not_found', `Field '${field}' not found in hash '${key}'`);
 
 export function hashOps(limits: Limits) {
   return {

@@ -63,8 +63,8 @@ export function setOps() {
         'set',
         key,
         (reply) => {
-          const members = present(reply, key)[0] as string[];
-          return ok({ members, cardinality: members.length, ttl: reply?.[1] });
+          const [members, ttl] = present(reply, key) as [string[], number];
+          return ok({ members, cardinality: members.length, ttl });
         },
         'SMEMBERS',
       ),
@@ -110,7 +110,7 @@ export function setOps() {
         (r) => {
           const removed = r?.[1] === 1;
           if (ifPresent && !removed) {
-            throw new ApiError('member_not_found', `Member '${member}' is not in set '${key}'`);
+            throw new ApiError('member_not_found', `Member '${member}' not found in set '${key}'`);
           }
           return ok({ success: true, member, removed });
         },

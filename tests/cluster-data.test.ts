@@ -1,0 +1,67 @@
+// Hashes and sets on a Redis Cluster: the typed scripts route by key, and set algebra spans slots and nodes.
+import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
+import request from 'supertest';
+import { type TestApp, testApp } from './support/app';
+import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
+
+let cluster: RedisCluster;
+let t: TestApp;
+let raw: Cluster;
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  t = await testApp('cluster-data', { SVC_REDIS_CLUSTER_NODES: cluster.nodes });
+  raw = new Cluster(
+    cluster.nodes.split(',').map((hp) => ({ host: hp.split(':')[0], port: Number(hp.split(':')[1]) })),
+  );
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+  raw?.disconnect();
+  await cluster?.stop();
+});
+
+const api = () => request(t.data);
+const key = (k: string) => `${t.prefix}${k}`;
+
+test('the keys of this file land in different slots', () => {
+  const slots = new Set(['a', 'b', 'c', 'a-list'].map((k) => calculateSlot(key(k))));
+  expect(slots.size).toBeGreaterThan(1);
+});
+
+test('hash and set writes and reads work on every node', async () => {
+  expect(
+    (
+      await api()
+        .post('/store/hash/h')
+        .send({ fields: { x: '1' }, ttl: 100 })
+    ).status,
+  ).toBe(201);
+  expect((await api().get('/store/hash/h')).body.fields).toEqual({ x: '1' });
+  expect(await raw.hgetall(key('h'))).toEqual({ x: '1' });
+  for (const [k, members] of Object.entries({
+    a: ['go', 'redis', 'rust'],
+    b: ['redis', 'zig'],
+    c: ['redis'],
+  })) {
+    expect((await api().post(`/store/set/${k}`).send({ members })).status).toBe(201);
+  }
+  expect((await raw.smembers(key('b'))).sort()).toEqual(['redis', 'zig']);
+});
+
+test('union, intersection and difference combine sets held by different slots', async () => {
+  const run = async (name: string, keys: string[]) =>
+    ((await api().post(`/store/set/${name}`).send({ keys })).body[name] as string[]).sort();
+  expect(await run('union', ['a', 'b', 'c', 'missing'])).toEqual(['go', 'redis', 'rust', 'zig']);
+  expect(await run('intersection', ['a', 'b', 'c'])).toEqual(['redis']);
+  expect(await run('difference', ['a', 'b'])).toEqual(['go', 'rust']);
+});
+
+test('a listed key of another type on another slot is 409 wrong_type', async () => {
+  await raw.rpush(key('a-list'), 'x');
+  const res = await api()
+    .post('/store/set/union')
+    .send({ keys: ['a', 'a-list'] });
+  expect(res.status).toBe(409);
+  expect(res.body.message).toContain("'a-list' holds a list");
+});

@@ -1,0 +1,64 @@
+// A throwaway Redis Cluster of three masters (no replicas) on loopback ports, for tests that need one.
+//
+//   const cluster = await startRedisCluster();   // resolves once every node reports cluster_state:ok
+//   cluster.nodes                                 // 'host:port,...' for SVC_REDIS_CLUSTER_NODES
+//   await cluster.stop();
+import Redis from 'ioredis';
+import { LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
+
+const READY_TIMEOUT_MS = 20_000;
+const SLOTS = 16384;
+
+export interface RedisCluster {
+  readonly servers: readonly RedisServer[];
+  /** Seed nodes as SVC_REDIS_CLUSTER_NODES wants them. */
+  readonly nodes: string;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitClusterOk(clients: Redis[]): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const infos = await Promise.all(clients.map((c) => c.cluster('INFO') as Promise<string>));
+    const ready = infos.every(
+      (info) => info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${clients.length}`),
+    );
+    if (ready) return;
+    await sleep(100);
+  }
+  throw new Error(`the test Redis Cluster did not reach cluster_state:ok within ${READY_TIMEOUT_MS} ms`);
+}
+
+/** Starts `size` masters, splits the slots between them and introduces them, as `redis-cli --cluster create` does. */
+export async function startRedisCluster(size = 3): Promise<RedisCluster> {
+  const servers: RedisServer[] = [];
+  const clients: Redis[] = [];
+  const stop = async () => {
+    for (const c of clients) c.disconnect();
+    await Promise.all(servers.map((s) => s.stop()));
+  };
+  try {
+    for (let i = 0; i < size; i++) {
+      servers.push(
+        await startRedisServer({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'] }),
+      );
+    }
+    for (const s of servers) clients.push(new Redis(s.port, LOOPBACK));
+    const per = Math.ceil(SLOTS / size);
+    await Promise.all(
+      clients.map(async (c, i) => {
+        await c.cluster('ADDSLOTSRANGE', i * per, Math.min(SLOTS, (i + 1) * per) - 1);
+        await c.cluster('SET-CONFIG-EPOCH', i + 1);
+      }),
+    );
+    const [first] = clients as [Redis];
+    for (const s of servers.slice(1)) await first.cluster('MEET', LOOPBACK, s.port);
+    await waitClusterOk(clients);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { servers, nodes: servers.map((s) => `${LOOPBACK}:${s.port}`).join(','), stop };
+}
