@@ -1,5 +1,3 @@
-// Rate limits: per client IP, counters in Redis shared by instances, RateLimit headers, 429, admin budget, fail-open.
-import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -7,7 +5,8 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/observability/logger';
 import { createRedis } from '../src/redis/client';
 import { contract, type TestApp, testApp } from './support/app';
-import { type RedisServer, startRedisServer } from './support/redis-server';
+import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
+import { startRedisServer } from './support/redis-server';
 
 // Every test poses as its own client (X-Forwarded-For, trusted), so counters never mix between tests or runs.
 const LIMITED = { SVC_RATE_LIMIT_ENABLED: 'true', SVC_TRUST_PROXY: 'true', SVC_RATE_LIMIT_REQUESTS: '3' };
@@ -192,23 +191,15 @@ describe('when Redis is down', () => {
 });
 
 describe('on a Redis Cluster', () => {
-  const nodes: RedisServer[] = [];
-  afterAll(() => Promise.all(nodes.map((n) => n.stop())));
+  let redisCluster: RedisCluster | undefined;
+  afterAll(() => redisCluster?.stop());
 
   test('then counters of clients on every master work (the scripts are loaded on each)', async () => {
-    for (let i = 0; i < 3; i++) nodes.push(await startRedisServer({ args: ['--cluster-enabled', 'yes'] }));
-    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-    const create = ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'];
-    execFileSync('redis-cli', create, { stdio: 'ignore' });
-    const ready = (port: number) =>
-      execFileSync('redis-cli', ['-p', String(port), 'cluster', 'info'])
-        .toString()
-        .includes('cluster_state:ok');
-    for (let i = 0; i < 150 && !nodes.every((n) => ready(n.port)); i++) await sleep(200);
+    redisCluster = await startRedisCluster();
     const cluster = await testApp('rate-limit-cluster', {
       ...LIMITED,
       SVC_RATE_LIMIT_REQUESTS: '1',
-      SVC_REDIS_CLUSTER_NODES: addresses.join(','),
+      SVC_REDIS_CLUSTER_NODES: redisCluster.nodes,
     });
     try {
       // Twelve clients: their counters land on all three masters.

@@ -3,48 +3,21 @@ import { execFileSync } from 'node:child_process';
 import type { Cluster } from 'ioredis';
 import request from 'supertest';
 import { type TestApp, testApp } from './support/app';
+import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 
-const waitFor = async (check: () => Promise<boolean> | boolean, timeoutMs = 30_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('condition not met in time');
-};
-
 describe('on a Redis Cluster of three masters', () => {
-  const nodes: RedisServer[] = [];
+  let cluster: RedisCluster;
   let t: TestApp;
 
   beforeAll(async () => {
-    for (let i = 0; i < 3; i++) {
-      nodes.push(
-        await startRedisServer({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'] }),
-      );
-    }
-    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-    execFileSync(
-      'redis-cli',
-      ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
-      {
-        stdio: 'ignore',
-      },
-    );
-    await waitFor(() =>
-      nodes.every((n) =>
-        execFileSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'])
-          .toString()
-          .includes('cluster_state:ok'),
-      ),
-    );
-    t = await testApp('cluster', { SVC_REDIS_CLUSTER_NODES: addresses.join(',') });
+    cluster = await startRedisCluster();
+    t = await testApp('cluster', { SVC_REDIS_CLUSTER_NODES: cluster.nodes });
   }, 60_000);
 
   afterAll(async () => {
     await t?.close();
-    await Promise.all(nodes.map((n) => n.stop()));
+    await cluster?.stop();
   });
 
   test('strings are written and read across slots', async () => {
@@ -68,7 +41,7 @@ describe('on a Redis Cluster of three masters', () => {
   test('a batch whose keys share a hash tag is atomic', async () => {
     // The prefix is part of the Redis key, so the hash tag must be the first {...} in it: use a tagged prefix.
     const tagged = await testApp('cluster-tag', {
-      SVC_REDIS_CLUSTER_NODES: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+      SVC_REDIS_CLUSTER_NODES: cluster.nodes,
       SVC_KEY_PREFIX: `{tenant-${Date.now()}}:`,
     });
     try {
