@@ -34,7 +34,11 @@ interface OpenApiParameter {
 }
 
 const COMPONENTS_ID = 'components.json';
-const KEY_RULE = "a key is 1 to 1024 characters of letters, digits, '-', '_', ':' and '.'";
+/** The rule behind an error type, added to its message so that a client knows what is accepted. */
+const RULES: Partial<Record<ErrorType, string>> = {
+  invalid_key: "a key is 1 to 1024 characters of letters, digits, '-', '_', ':' and '.'",
+  invalid_ttl: 'a ttl is a whole number of seconds from 1 to 2147483647',
+};
 const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** The contract: the document and one compiled operation per path and method. */
@@ -179,12 +183,14 @@ function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
       .map((s) => (s.$ref ? ajv.getSchema(s.$ref)?.schema : s) as AnySchemaObject)
       .map((s) => s?.properties?.type?.const);
     message = `${where ? `${where}: ` : ''}'type' must be one of ${allowed.join(', ')}`;
-  } else message = `${where || (section === 'body' ? 'body' : 'request')} ${e.message}`;
+  } else if (e.keyword === 'enum') message = `${where} must be one of ${e.params.allowedValues.join(', ')}`;
+  else message = `${where || (section === 'body' ? 'body' : 'request')} ${e.message}`;
   if (index !== undefined)
     message = `operations[${index}]: ${message.replace(/^operations\[\d+\]\.?:? ?/, '')}`;
   if (section === 'headers') message = `header ${message}`;
-  if (type === 'invalid_key' && typeof e.data === 'string')
-    message = `${message.split(' ')[0]} '${e.data.slice(0, 100)}' is not a valid key: ${KEY_RULE}`;
+  if (type === 'invalid_key' && typeof e.data === 'string') {
+    message = `${message.split(' ')[0]} '${e.data.slice(0, 100)}' is not a valid key: ${RULES.invalid_key}`;
+  } else if (RULES[type]) message = `${message} (${RULES[type]})`;
   return new ApiError(type, message, {
     details: {
       ...(index === undefined ? {} : { index }),
