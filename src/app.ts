@@ -10,6 +10,7 @@ import { errorHandler } from './http/error-handler';
 import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
+import { answerers } from './observability/aggregate';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { hashOps } from './ops/hashes';
@@ -17,6 +18,7 @@ import { observeRedis } from './ops/run';
 import { setOps } from './ops/sets';
 import { stringOps } from './ops/strings';
 import { OPENAPI_FILE } from './paths';
+import type { Peers } from './peers';
 import type { RedisClient } from './redis/client';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
@@ -35,6 +37,8 @@ export interface AppDeps {
   contract?: Contract;
   /** How a reload reads the configuration again; `loadConfig()` (environment + SVC_CONFIG_FILE) by default. */
   loadConfig?: () => Config;
+  /** In a cluster worker (SVC_WORKERS > 1): the link to the other workers (see peers.ts). */
+  peers?: Peers;
 }
 
 export interface Apps {
@@ -80,11 +84,13 @@ export function createApp(deps: AppDeps): Apps {
     access: auth,
     served: [],
     telemetry: createTelemetry(config),
+    peers: deps.peers,
     // A reload re-reads the keys file and JWT key first: a broken one cancels the whole reload.
     onReload: [(next) => auth.reload(next)],
     authConfigured: () => authenticationConfigured(ctx.config),
   };
   ctx.reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
+  deps.peers?.answerWith(answerers(ctx));
   observeRedis(deps.redis, ctx.telemetry.redis);
 
   const data = new Routes(ctx);

@@ -1,6 +1,7 @@
 // SVC_WORKERS > 1: the primary forks workers that share the port, replaces crashed ones, and relays signals.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from './observability/logger';
+import { relayQuestions } from './peers';
 
 /** A worker that crashes sooner than this after it started listening is restarted after a pause, not at once. */
 const QUICK_CRASH_MS = 5_000;
@@ -14,7 +15,8 @@ export interface Supervisor {
 }
 
 /**
- * Forks `count` workers running this same script (node:cluster shares the listening port between them).
+ * Forks `count` workers running this same script (node:cluster shares the listening port between them),
+ * and relays the admin questions between them (peers.ts).
  * A worker that dies unexpectedly after it served is replaced; one that dies before it ever listened
  * (a port in use, a broken install) is not, so a worker that cannot start does not loop for ever.
  * `onEmpty` runs when no worker is left outside of stop() (every worker failed to start).
@@ -53,9 +55,14 @@ export function superviseWorkers(options: {
     setTimeout(() => stopping || fork(), pause);
   });
 
-  for (let i = 0; i < count; i++) fork();
-
   const live = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+  // Admin questions (stats, metrics, clients, reload) go to the workers that serve, not one still starting.
+  relayQuestions(
+    (asker) => live().filter((w) => w !== asker && listeningSince.has(w) && w.isConnected()),
+    logger,
+  );
+
+  for (let i = 0; i < count; i++) fork();
   return {
     stop(signal) {
       stopping ??= new Promise<void>((resolve) => {

@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { runPrimary } from './cluster';
 import { ConfigError, loadConfig } from './config';
 import { createLogger } from './observability/logger';
+import { joinPeers } from './peers';
 import { createRedis, redactUrl, redisMode } from './redis/client';
 
 function listen(
@@ -58,7 +59,8 @@ async function main(): Promise<void> {
     });
   }
 
-  const apps = createApp({ config, redis, logger });
+  // A worker's admin figures cover the other workers too; the link is idle outside of admin requests.
+  const apps = createApp({ config, redis, logger, peers: cluster.isWorker ? joinPeers() : undefined });
   const servers = [await listen(apps.data, config.port, config.host, config.maxConnections)];
   logger.info('listening', { host: config.host, port: config.port });
   if (apps.admin) {

@@ -1,5 +1,7 @@
-// The statistics windows, with the clock given explicitly: per-second rate, error rate, percentiles.
+// The statistics windows, with the clock given explicitly: per-second rate, error rate, percentiles;
+// and how the figures of several workers add up.
 import { Stats } from '../src/observability/stats';
+import { summarize } from '../src/observability/summary';
 
 const T0 = 1_700_000_000_000;
 
@@ -60,4 +62,29 @@ test('when Redis round trips are reported, then operations count commands and la
   stats.redis(1, 1, T0);
   stats.redis(3, 5, T0);
   expect(stats.snapshot(T0).database).toEqual({ operations: 6, average_latency: 2 });
+});
+
+test("when two workers report, then counts and rates add up and percentiles come from both workers' durations", () => {
+  const fast = new Stats(T0);
+  const slow = new Stats(T0 + 30_000); // a replacement worker, younger
+  for (let ms = 1; ms <= 100; ms++) fast.request('GET', '/store/string/{key}', ms, undefined, T0 + 59_000);
+  for (let i = 0; i < 100; i++)
+    slow.request('POST', '/store/hash/{key}', 1000, i < 50 ? 'wrong_type' : undefined, T0 + 59_000);
+  fast.redis(1, 2, T0 + 59_000);
+  slow.redis(3, 4, T0 + 59_000);
+  const merged = summarize([fast.part(T0 + 60_000), slow.part(T0 + 60_000)]);
+  expect(merged.requests).toEqual({
+    total: 200,
+    per_second: Number((100 / 60 + 100 / 30).toFixed(3)), // each over its own age
+    by_method: { GET: 100, POST: 100 },
+    by_endpoint: { '/store/string': 100, '/store/hash': 100 },
+  });
+  expect(merged.errors).toEqual({ total: 50, rate: 0.25, by_type: { wrong_type: 50 } });
+  // Averaging the workers' p95 (95 and 1000) would say 547.5; half of all requests took 1000 ms.
+  expect(merged.performance).toEqual({
+    average_response_time: 525.25,
+    p95_response_time: 1000,
+    p99_response_time: 1000,
+  });
+  expect(merged.database).toEqual({ operations: 6, average_latency: 2 });
 });

@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import type { Config } from '../config';
 import type { Logger } from '../observability/logger';
 import type { Telemetry } from '../observability/observe';
+import type { Peers } from '../peers';
 import type { RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
 import type { Contract, Operation, Permission } from './contract';
@@ -24,6 +25,8 @@ export interface Context {
   readonly served: Operation[];
   /** Statistics, metrics and the clients list of this instance. */
   readonly telemetry: Telemetry;
+  /** The other workers when SVC_WORKERS > 1 (admin figures are merged over all of them); absent otherwise. */
+  readonly peers?: Peers;
   /** Re-reads the configuration and applies what can change live; resolves to a message (see reload.ts). */
   reload?: () => Promise<string>;
   /** Run by a reload with the new configuration before it is applied; a hook that throws cancels the reload. */

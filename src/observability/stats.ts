@@ -4,22 +4,10 @@
 // buckets over the last 60 s; response-time average and percentiles use the last 1024 durations.
 // Recording is a few array writes; the sorting happens only when a snapshot is asked for.
 
+import { type StatsPart, type StatsSnapshot, summarize } from './summary';
+
 const WINDOW_SECONDS = 60;
 const SAMPLES = 1024;
-
-const round = (value: number, digits = 3) => Number(value.toFixed(digits));
-
-export interface StatsSnapshot {
-  requests: {
-    total: number;
-    per_second: number;
-    by_method: Record<string, number>;
-    by_endpoint: Record<string, number>;
-  };
-  errors: { total: number; rate: number; by_type: Record<string, number> };
-  performance: { average_response_time: number; p95_response_time: number; p99_response_time: number };
-  database: { operations: number; average_latency: number };
-}
 
 interface Bucket {
   second: number;
@@ -36,12 +24,6 @@ function increment(counts: Map<string, number>, name: string): void {
 /** `/store/string/{key}/ttl` -> `/store/string`; routes outside the /store families have none (''). */
 function familyOf(route: string): string {
   return /^\/store\/[^/]+/.exec(route)?.[0] ?? '';
-}
-
-/** The value at quantile q of ascending `sorted` (nearest rank). */
-function quantile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
 }
 
 export class Stats {
@@ -99,45 +81,33 @@ export class Stats {
     bucket.redisMs += ms;
   }
 
-  snapshot(now = Date.now()): StatsSnapshot {
+  /** This instance's figures in a form that adds up across workers (see summarize). */
+  part(now = Date.now()): StatsPart {
     const second = Math.floor(now / 1000);
-    let requests = 0;
-    let errors = 0;
-    let trips = 0;
-    let redisMs = 0;
+    const window = { requests: 0, errors: 0, redisTrips: 0, redisMs: 0, seconds: 0 };
     for (const bucket of this.buckets) {
       if (second - bucket.second >= WINDOW_SECONDS) continue;
-      requests += bucket.requests;
-      errors += bucket.errors;
-      trips += bucket.redisTrips;
-      redisMs += bucket.redisMs;
+      window.requests += bucket.requests;
+      window.errors += bucket.errors;
+      window.redisTrips += bucket.redisTrips;
+      window.redisMs += bucket.redisMs;
     }
     // A young instance averages over the seconds it has lived, not over a full minute.
-    const windowSeconds = Math.min(WINDOW_SECONDS, Math.max(1, (now - this.startedAt) / 1000));
-    const recent = this.durations.slice(0, Math.min(this.samples, SAMPLES)).sort();
-    const sum = recent.reduce((a, b) => a + b, 0);
+    window.seconds = Math.min(WINDOW_SECONDS, Math.max(1, (now - this.startedAt) / 1000));
     return {
-      requests: {
-        total: this.total,
-        per_second: round(requests / windowSeconds),
-        by_method: Object.fromEntries(this.byMethod),
-        by_endpoint: Object.fromEntries(this.byEndpoint),
-      },
-      errors: {
-        total: this.errorsTotal,
-        rate: requests === 0 ? 0 : round(errors / requests, 4),
-        by_type: Object.fromEntries(this.byType),
-      },
-      performance: {
-        average_response_time: recent.length === 0 ? 0 : round(sum / recent.length),
-        p95_response_time: round(quantile(recent, 0.95)),
-        p99_response_time: round(quantile(recent, 0.99)),
-      },
-      database: {
-        operations: this.redisCommands,
-        average_latency: trips === 0 ? 0 : round(redisMs / trips),
-      },
+      total: this.total,
+      errors: this.errorsTotal,
+      redisCommands: this.redisCommands,
+      byMethod: Object.fromEntries(this.byMethod),
+      byEndpoint: Object.fromEntries(this.byEndpoint),
+      byType: Object.fromEntries(this.byType),
+      window,
+      durations: Array.from(this.durations.subarray(0, Math.min(this.samples, SAMPLES))),
     };
+  }
+
+  snapshot(now = Date.now()): StatsSnapshot {
+    return summarize([this.part(now)]);
   }
 
   private bucket(now: number): Bucket {

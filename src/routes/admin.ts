@@ -5,9 +5,15 @@ import type { Context } from '../http/context';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
+import {
+  instanceClients,
+  instanceMetrics,
+  instanceStats,
+  reloadEveryWorker,
+} from '../observability/aggregate';
 import { buildInfo, publicConfig } from '../observability/info';
 import { notFound } from '../ops/op';
-import { connectionPool, flush, keyRecord, probe } from '../redis/admin';
+import { flush, keyRecord, probe } from '../redis/admin';
 import { redisMode } from '../redis/client';
 
 type Handler = (input: RequestInput, res: Response, req: Request) => Promise<void> | void;
@@ -47,8 +53,9 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
     }),
   );
 
-  admin('get', '/store/admin/clients', (_input, res) => {
-    const clients = ctx.telemetry.clients.list();
+  // Clients, stats and metrics cover every worker of this instance (observability/aggregate.ts).
+  admin('get', '/store/admin/clients', async (_input, res) => {
+    const clients = await instanceClients(ctx);
     sendJson(res, 200, { clients, total_clients: clients.length });
   });
 
@@ -62,11 +69,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
     sendJson(res, 200, { key, type, size, ttl, created_at: null, last_accessed: lastAccessed });
   });
 
-  admin('get', '/store/admin/stats', (_input, res) => {
-    const stats = ctx.telemetry.stats.snapshot();
-    const database = { ...stats.database, connection_pool: connectionPool(ctx.redis) };
-    sendJson(res, 200, { ...stats, database });
-  });
+  admin('get', '/store/admin/stats', async (_input, res) => sendJson(res, 200, await instanceStats(ctx)));
 
   admin('post', '/store/admin/flush', async (_input, res) => {
     const removed = await flush(ctx.redis, ctx.keyspace);
@@ -76,7 +79,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
   });
 
   admin('post', '/store/admin/reload', async (_input, res) => {
-    const message = await (ctx.reload as () => Promise<string>)();
+    const message = await reloadEveryWorker(ctx);
     sendJson(res, 200, { success: true, message, timestamp: now() });
   });
 
@@ -88,7 +91,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
         `No endpoint ${req.method} ${req.baseUrl}${req.path} (metrics are disabled)`,
       );
     }
-    const text = await ctx.telemetry.metrics.text();
+    const text = await instanceMetrics(ctx);
     res.setHeader('Content-Type', ctx.telemetry.metrics.contentType);
     res.end(text);
   });

@@ -19,9 +19,13 @@ export interface Scrape {
 export async function scrape(app: Express): Promise<Scrape> {
   const res = await request(app).get('/store/admin/metrics');
   if (res.status !== 200) throw new Error(`metrics answered ${res.status}`);
+  return parseScrape(res.text);
+}
+
+export function parseScrape(text: string): Scrape {
   return {
-    families: parsePrometheusTextFormat(res.text),
-    series: parsePrometheusTextFormat(res.text.replace(/^# TYPE (\S+) histogram$/gm, '# TYPE $1 untyped')),
+    families: parsePrometheusTextFormat(text),
+    series: parsePrometheusTextFormat(text.replace(/^# TYPE (\S+) histogram$/gm, '# TYPE $1 untyped')),
   };
 }
 
