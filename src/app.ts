@@ -98,9 +98,10 @@ export function createApp(deps: AppDeps): Apps {
   const limits = rateLimits(ctx);
   const guards = [limits.data, limits.admin, auth.authenticate];
   const app = baseApp(ctx, guards);
-  app.use(docs(ctx.contract.document, OPENAPI_FILE));
   mount(app, data);
   if (admin && !ownListener) mount(app, admin);
+  // After the API: a router that matches nothing hands the request on through setImmediate.
+  app.use(docs(ctx.contract.document, OPENAPI_FILE));
   const dataServed = [...data.served, ...(admin && !ownListener ? admin.served : [])];
   const apps: Apps = { data: finish(app, ctx, dataServed), context: ctx };
   if (admin && ownListener) {
