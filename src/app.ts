@@ -1,5 +1,5 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler, Router } from 'express';
 import { type Config, loadConfig } from './config';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
@@ -45,19 +45,20 @@ export interface Apps {
   context: Context;
 }
 
-/** `guards` (rate limits, then authentication) run on /store and /api before any route. */
-function baseApp(ctx: Context, guards: RequestHandler[]): Express {
+/**
+ * Serves `routers` under /store and /api behind `guards` (rate limits, then authentication). One router
+ * mounted at the prefixes: each layer mounted at a path costs the router a match, a URL rewrite and a re-parse.
+ */
+function baseApp(ctx: Context, guards: RequestHandler[], ...routers: Routes[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger));
-  app.use([...PREFIXES], ...guards);
+  const api = Router();
+  api.use(...guards, ...routers.map((routes) => routes.router));
+  app.use([...PREFIXES], api);
   return app;
-}
-
-function mount(app: Express, ...routers: Routes[]): void {
-  for (const routes of routers) for (const prefix of PREFIXES) app.use(prefix, routes.router);
 }
 
 /** 404/405 for what no route took: each app knows only the operations it serves. */
@@ -95,18 +96,14 @@ export function createApp(deps: AppDeps): Apps {
   if (admin) adminRoutes(admin, ctx);
   const ownListener = admin !== undefined && config.admin.port !== config.port;
 
-  const limits = rateLimits(ctx);
-  const guards = [limits.data, limits.admin, auth.authenticate];
-  const app = baseApp(ctx, guards);
-  mount(app, data);
-  if (admin && !ownListener) mount(app, admin);
+  const guards = [rateLimits(ctx), auth.authenticate];
+  const onDataPort = admin && !ownListener ? [data, admin] : [data];
+  const app = baseApp(ctx, guards, ...onDataPort);
   // After the API: a router that matches nothing hands the request on through setImmediate.
   app.use(docs(ctx.contract.document, OPENAPI_FILE));
-  const dataServed = [...data.served, ...(admin && !ownListener ? admin.served : [])];
-  const apps: Apps = { data: finish(app, ctx, dataServed), context: ctx };
+  const apps: Apps = { data: finish(app, ctx, onDataPort.flatMap((r) => r.served)), context: ctx };
   if (admin && ownListener) {
-    const adminApp = baseApp(ctx, guards);
-    mount(adminApp, admin);
+    const adminApp = baseApp(ctx, guards, admin);
     apps.admin = finish(adminApp, ctx, admin.served);
   }
   return apps;
