@@ -101,7 +101,8 @@ export function createApp(deps: AppDeps): Apps {
   const app = baseApp(ctx, guards, ...onDataPort);
   // After the API: a router that matches nothing hands the request on through setImmediate.
   app.use(docs(ctx.contract.document, OPENAPI_FILE));
-  const apps: Apps = { data: finish(app, ctx, onDataPort.flatMap((r) => r.served)), context: ctx };
+  const served = onDataPort.flatMap((routes) => routes.served);
+  const apps: Apps = { data: finish(app, ctx, served), context: ctx };
   if (admin && ownListener) {
     const adminApp = baseApp(ctx, guards, admin);
     apps.admin = finish(adminApp, ctx, admin.served);
