@@ -46,17 +46,22 @@ export interface Apps {
 }
 
 /**
- * Serves `routers` under /store and /api behind `guards` (rate limits, then authentication). One router
- * mounted at the prefixes: each layer mounted at a path costs the router a match, a URL rewrite and a re-parse.
+ * The API of one listener, served under /store and /api: the guards (rate limits, then authentication), then
+ * the routes, all in one router. Each layer mounted at a path costs Express a match, a rewrite of req.url and
+ * a re-parse of it, and each nested router another dispatch.
  */
-function baseApp(ctx: Context, guards: RequestHandler[], ...routers: Routes[]): Express {
+function apiRouter(guards: RequestHandler[]): Router {
+  const api = Router();
+  api.use(...guards);
+  return api;
+}
+
+function baseApp(ctx: Context, api: Router): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger));
-  const api = Router();
-  api.use(...guards, ...routers.map((routes) => routes.router));
   app.use([...PREFIXES], api);
   return app;
 }
@@ -88,24 +93,22 @@ export function createApp(deps: AppDeps): Apps {
   ctx.reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   observeRedis(deps.redis, ctx.telemetry.redis);
 
-  const data = new Routes(ctx);
+  const guards = [rateLimits(ctx), auth.authenticate];
+  const dataApi = apiRouter(guards);
+  const data = new Routes(ctx, dataApi);
   stringRoutes(data, ctx, stringOps(config.limits));
   hashRoutes(data, ctx, hashOps(config.limits));
   setRoutes(data, ctx, setOps());
-  const admin = config.admin.enabled ? new Routes(ctx) : undefined;
+  const ownListener = config.admin.enabled && config.admin.port !== config.port;
+  const adminApi = ownListener ? apiRouter(guards) : dataApi;
+  const admin = config.admin.enabled ? new Routes(ctx, adminApi) : undefined;
   if (admin) adminRoutes(admin, ctx);
-  const ownListener = admin !== undefined && config.admin.port !== config.port;
 
-  const guards = [rateLimits(ctx), auth.authenticate];
-  const onDataPort = admin && !ownListener ? [data, admin] : [data];
-  const app = baseApp(ctx, guards, ...onDataPort);
+  const app = baseApp(ctx, dataApi);
   // After the API: a router that matches nothing hands the request on through setImmediate.
   app.use(docs(ctx.contract.document, OPENAPI_FILE));
-  const served = onDataPort.flatMap((routes) => routes.served);
+  const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
   const apps: Apps = { data: finish(app, ctx, served), context: ctx };
-  if (admin && ownListener) {
-    const adminApp = baseApp(ctx, guards, admin);
-    apps.admin = finish(adminApp, ctx, admin.served);
-  }
+  if (admin && ownListener) apps.admin = finish(baseApp(ctx, adminApi), ctx, admin.served);
   return apps;
 }

@@ -1,5 +1,5 @@
 // Registers routes from the contract: each route validates its input, runs, and answers; plus 404 and 405.
-import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { match } from 'path-to-regexp';
 import { ApiError } from '../errors';
 import type { Op } from '../ops/op';
@@ -17,14 +17,16 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** A router of one group of families (data or admin); paths are the contract's, without the prefix. */
+/** Registers one group of families (data or admin) in `router`; paths are the contract's, without the prefix. */
 export class Routes {
-  readonly router = Router();
-  /** The operations of this router; an app's 404/405 fallback knows only those of the routers it mounts. */
+  /** The operations of this group; an app's 404/405 fallback knows only those of the groups it serves. */
   readonly served: Operation[] = [];
   private readonly jsonBody: RequestHandler;
 
-  constructor(private readonly ctx: Context) {
+  constructor(
+    private readonly ctx: Context,
+    private readonly router: Router,
+  ) {
     this.jsonBody = express.json({
       limit: ctx.config.limits.maxBodyBytes,
       type: ['application/json', 'application/*+json'],
