@@ -1,5 +1,5 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler, Router } from 'express';
 import { type Config, loadConfig } from './config';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
@@ -49,19 +49,25 @@ export interface Apps {
   context: Context;
 }
 
-/** `guards` (rate limits, then authentication) run on /store and /api before any route. */
-function baseApp(ctx: Context, guards: RequestHandler[]): Express {
+/**
+ * The API of one listener, served under /store and /api: the guards (rate limits, then authentication), then
+ * the routes, all in one router. Each layer mounted at a path costs Express a match, a rewrite of req.url and
+ * a re-parse of it, and each nested router another dispatch.
+ */
+function apiRouter(guards: RequestHandler[]): Router {
+  const api = Router();
+  api.use(...guards);
+  return api;
+}
+
+function baseApp(ctx: Context, api: Router): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger));
-  app.use([...PREFIXES], ...guards);
+  app.use([...PREFIXES], api);
   return app;
-}
-
-function mount(app: Express, ...routers: Routes[]): void {
-  for (const routes of routers) for (const prefix of PREFIXES) app.use(prefix, routes.router);
 }
 
 /** 404/405 for what no route took: each app knows only the operations it serves. */
@@ -93,26 +99,22 @@ export function createApp(deps: AppDeps): Apps {
   deps.peers?.answerWith(answerers(ctx));
   observeRedis(deps.redis, ctx.telemetry.redis);
 
-  const data = new Routes(ctx);
+  const guards = [rateLimits(ctx), auth.authenticate];
+  const dataApi = apiRouter(guards);
+  const data = new Routes(ctx, dataApi);
   stringRoutes(data, ctx, stringOps(config.limits));
   hashRoutes(data, ctx, hashOps(config.limits));
   setRoutes(data, ctx, setOps());
-  const admin = config.admin.enabled ? new Routes(ctx) : undefined;
+  const ownListener = config.admin.enabled && config.admin.port !== config.port;
+  const adminApi = ownListener ? apiRouter(guards) : dataApi;
+  const admin = config.admin.enabled ? new Routes(ctx, adminApi) : undefined;
   if (admin) adminRoutes(admin, ctx);
-  const ownListener = admin !== undefined && config.admin.port !== config.port;
 
-  const limits = rateLimits(ctx);
-  const guards = [limits.data, limits.admin, auth.authenticate];
-  const app = baseApp(ctx, guards);
+  const app = baseApp(ctx, dataApi);
+  // After the API: a router that matches nothing hands the request on through setImmediate.
   app.use(docs(ctx.contract.document, OPENAPI_FILE));
-  mount(app, data);
-  if (admin && !ownListener) mount(app, admin);
-  const dataServed = [...data.served, ...(admin && !ownListener ? admin.served : [])];
-  const apps: Apps = { data: finish(app, ctx, dataServed), context: ctx };
-  if (admin && ownListener) {
-    const adminApp = baseApp(ctx, guards);
-    mount(adminApp, admin);
-    apps.admin = finish(adminApp, ctx, admin.served);
-  }
+  const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
+  const apps: Apps = { data: finish(app, ctx, served), context: ctx };
+  if (admin && ownListener) apps.admin = finish(baseApp(ctx, adminApi), ctx, admin.served);
   return apps;
 }

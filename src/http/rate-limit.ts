@@ -78,27 +78,26 @@ function build(ctx: Context, family: Family, windowSeconds: number): RequestHand
   });
 }
 
-/** A limiter for one family; nothing but a flag check when limits are off or the path is another family's. */
+/** A limiter for one family, rebuilt when a reload changes its window. */
 function limiter(ctx: Context, family: Family): RequestHandler {
   let current: { windowSeconds: number; handler: RequestHandler } | undefined;
   return (req, res, next) => {
-    const settings = ctx.config.rateLimit;
-    if (!settings.enabled || isAdmin(req) !== (family === 'admin')) return next();
-    const { windowSeconds } = BUDGETS[family](settings);
+    const { windowSeconds } = BUDGETS[family](ctx.config.rateLimit);
     if (current?.windowSeconds !== windowSeconds)
       current = { windowSeconds, handler: build(ctx, family, windowSeconds) };
     return current.handler(req, res, next);
   };
 }
 
-export interface RateLimits {
-  /** Counts every request under /store and /api except /admin. */
-  readonly data: RequestHandler;
-  /** Counts /store/admin and /api/admin requests, on its own budget. */
-  readonly admin: RequestHandler;
-}
-
-/** The two limiters of an app; they follow ctx.config, so a reload applies new limits without a restart. */
-export function rateLimits(ctx: Context): RateLimits {
-  return { data: limiter(ctx, 'data'), admin: limiter(ctx, 'admin') };
+/**
+ * The rate limit of every request under /store and /api: /admin paths count on the admin budget, the rest on
+ * the data budget. It follows ctx.config, so a reload applies new limits without a restart.
+ */
+export function rateLimits(ctx: Context): RequestHandler {
+  const data = limiter(ctx, 'data');
+  const admin = limiter(ctx, 'admin');
+  return (req, res, next) => {
+    if (!ctx.config.rateLimit.enabled) return next();
+    return (isAdmin(req) ? admin : data)(req, res, next);
+  };
 }

@@ -1,11 +1,5 @@
 // Registers routes from the contract: each route validates its input, runs, and answers; plus 404 and 405.
-import express, {
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-  Router,
-} from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { match } from 'path-to-regexp';
 import { ApiError } from '../errors';
 import type { Op } from '../ops/op';
@@ -23,18 +17,28 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** A router of one group of families (data or admin); paths are the contract's, without the prefix. */
+/** Registers one group of families (data or admin) in `router`; paths are the contract's, without the prefix. */
 export class Routes {
-  readonly router = Router();
-  /** The operations of this router; an app's 404/405 fallback knows only those of the routers it mounts. */
+  /** The operations of this group; an app's 404/405 fallback knows only those of the groups it serves. */
   readonly served: Operation[] = [];
   private readonly jsonBody: RequestHandler;
 
-  constructor(private readonly ctx: Context) {
+  constructor(
+    private readonly ctx: Context,
+    private readonly router: Router,
+  ) {
     this.jsonBody = express.json({
       limit: ctx.config.limits.maxBodyBytes,
       type: ['application/json', 'application/*+json'],
     });
+  }
+
+  /** Parses a JSON body; the route is named first, so that a bad body is logged and counted under it. */
+  private readBody(path: string): RequestHandler {
+    return (req, res, next) => {
+      res.locals.route = path;
+      this.jsonBody(req, res, next);
+    };
   }
 
   /** A route whose work is one operation (see ops/). */
@@ -53,29 +57,26 @@ export class Routes {
     const operation = this.ctx.contract.operation(method, path);
     this.served.push(operation);
     this.ctx.served.push(operation);
-    const chain: RequestHandler[] = [
-      (_req, res, next) => {
-        res.locals.route = path;
-        next();
-      },
-    ];
-    if (operation.hasBody) chain.push(this.jsonBody, requireJson);
-    chain.push((req, res) => {
+    const run: RequestHandler = (req, res) => {
+      res.locals.route = path;
+      if (operation.hasBody) requireJson(req);
       const input = operation.validate({ params: req.params, headers: req.headers, body: req.body });
       return handler(input, req, res);
-    });
+    };
+    // One layer per route (two with a body): each layer is another pass through the router's `next`.
+    const chain: RequestHandler[] = [run];
+    if (operation.hasBody) chain.unshift(this.readBody(path));
     this.router[method](expressPath(path), ...chain);
   }
 }
 
-function requireJson(req: Request, _res: Response, next: NextFunction): void {
+function requireJson(req: Request): void {
   if (req.body === undefined && hasBody(req)) {
     throw new ApiError(
       'unsupported_media_type',
       `Content-Type must be application/json, not '${req.headers['content-type'] ?? 'none'}'`,
     );
   }
-  next();
 }
 
 /** '/store/string/{key}' -> '/string/:key' (relative to the prefix the router is mounted at). */

@@ -1,4 +1,5 @@
-// The winston logger: JSON or text lines, level from config; changeable on reload.
+// The winston logger: JSON or text lines to stdout, level from config; changeable on reload.
+import { Writable } from 'node:stream';
 import winston from 'winston';
 import type { Config } from '../config';
 
@@ -19,6 +20,26 @@ const json = winston.format((info) => {
   return info;
 })();
 
+// Lines logged during one turn of the event loop go to stdout together at the end of the turn: writing to a
+// file or a pipe is synchronous in Node, one system call per line otherwise (several µs of every request).
+let pending = '';
+function flush(): void {
+  if (pending === '') return;
+  process.stdout.write(pending);
+  pending = '';
+}
+// process.exit() and a crash still get the last lines out (the write is synchronous).
+process.once('exit', flush);
+const stdout = new Writable({
+  decodeStrings: false,
+  write(line: string, _encoding, done) {
+    if (pending === '') setImmediate(flush);
+    pending += line;
+    done();
+  },
+});
+const stdoutTransport = () => new winston.transports.Stream({ stream: stdout });
+
 export function createLogger(log: Config['log'], silent = false): Logger {
   return winston.createLogger({
     level: log.level,
@@ -27,7 +48,7 @@ export function createLogger(log: Config['log'], silent = false): Logger {
       winston.format.timestamp(),
       log.format === 'json' ? winston.format.combine(json, winston.format.json()) : text,
     ),
-    transports: [new winston.transports.Console()],
+    transports: [stdoutTransport()],
   });
 }
 
@@ -38,6 +59,6 @@ export function reconfigureLogger(logger: Logger, log: Config['log']): void {
     silent: logger.silent,
     level: log.level,
     format: fresh.format,
-    transports: [new winston.transports.Console()],
+    transports: [stdoutTransport()],
   });
 }

@@ -41,7 +41,7 @@ const difference: Combine = ([first = [], ...others]) => {
  * Set algebra reads every listed set with its own typed read and combines them here rather than with
  * SUNION/SINTER/SDIFF: the keys may live in different Redis Cluster slots, and a typed read per key is what
  * reports a key of another type as wrong_type (a missing key reads as the empty set). runOp sends the reads
- * in one MULTI, so on a standalone Redis they see every set at the same moment.
+ * as one batch (one atomic script call), so on a standalone Redis they see every set at the same moment.
  */
 function algebra(name: 'union' | 'intersection' | 'difference', combine: Combine) {
   return ({ keys }: AlgebraInput): Op => ({

@@ -12,14 +12,20 @@ export type Reply = [Error | null, unknown];
 export interface ScriptCommands {
   typedRead(key: string, ...argv: (string | number)[]): Promise<[unknown, number] | null>;
   typedWrite(key: string, ...argv: (string | number)[]): Promise<[number, unknown, number] | null>;
+  /** The keys (one per operation), then per operation 'r' or 'w', its argument count and its arguments. */
+  typedBatch(numberOfKeys: number, keys: string[], argv: (string | number)[]): Promise<unknown[]>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
 
-const script = (file: string) => readFileSync(join(__dirname, 'scripts', file), 'utf8');
+const source = (file: string) => readFileSync(join(__dirname, 'scripts', file), 'utf8');
+/** Each script is the shared library (typed.lua) followed by its own body. */
+const script = (file: string) => `${source('typed.lua')}\n${source(file)}`;
 const SCRIPTS = {
   typedRead: { lua: script('typed-read-1.lua'), numberOfKeys: 1 },
   typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
+  // The key count comes first in each call.
+  typedBatch: { lua: script('typed-batch-n.lua') },
 };
 
 export function redisMode(config: Config): RedisMode {
@@ -53,6 +59,8 @@ export function createRedis(config: Config): RedisClient {
     return new Cluster([...clusterNodes], {
       scripts: SCRIPTS,
       enableAutoPipelining: true,
+      // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
+      autoPipeliningIgnoredCommands: ['typedBatch'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),

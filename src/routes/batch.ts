@@ -1,4 +1,4 @@
-// The batch endpoint of a family: validate every item, build its operation, run all in one MULTI/EXEC.
+// The batch endpoint of a family: validate every item, build its operation, run all in one atomic script call.
 import { ApiError, toApiError } from '../errors';
 import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
