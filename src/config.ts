@@ -141,7 +141,12 @@ function readConfigFile(path: string, problems: string[]): Record<string, unknow
     }
     return data as Record<string, unknown>;
   } catch (err) {
-    problems.push(`SVC_CONFIG_FILE ${path}: ${(err as Error).message}`);
+    // Parser messages quote the file around the problem, which may hold a password: say only where it is.
+    const e = err as Error & { code?: string; linePos?: { line: number }[] };
+    const where = e.linePos?.[0] ? ` (line ${e.linePos[0].line})` : '';
+    const why =
+      e.code === 'ENOENT' ? 'no such file' : e.name === 'Error' ? e.message : 'not valid JSON or YAML';
+    problems.push(`SVC_CONFIG_FILE ${path}: ${why}${where}`);
     return {};
   }
 }

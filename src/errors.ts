@@ -82,7 +82,10 @@ function fromBodyParser(err: { type: string; limit?: number }): ApiError | undef
     case 'entity.too.large':
       return new ApiError('payload_too_large', `Request body exceeds the limit of ${err.limit} bytes`);
     case 'entity.parse.failed':
-      return new ApiError('invalid_value', 'Request body is not valid JSON (a JSON object is expected)');
+      return new ApiError(
+        'invalid_value',
+        'Request body must be a JSON object (it is malformed JSON or another value)',
+      );
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', 'Request body must be UTF-8 encoded application/json');
@@ -102,6 +105,14 @@ export function toApiError(err: unknown): ApiError {
   if (typeof typed.type === 'string') {
     const fromBody = fromBodyParser(typed as Error & { type: string });
     if (fromBody) return fromBody;
+  }
+  // Express and body-parser mark what the client got wrong (an undecodable path parameter, a body that does not
+  // inflate with its Content-Encoding, ...) with a 4xx status.
+  const status = (typed as { status?: unknown }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 413) return new ApiError('payload_too_large', 'Request body is too large');
+    if (status === 415) return new ApiError('unsupported_media_type', `Unsupported request: ${err.message}`);
+    return new ApiError('invalid_request', `Malformed request: ${err.message}`);
   }
   if (err.name === 'ReplyError') {
     const code = err.message.split(' ', 1)[0] ?? '';

@@ -47,7 +47,17 @@ async function main(): Promise<void> {
   if (config.workers > 1 && cluster.isPrimary)
     return runPrimary(config.workers, logger, config.shutdownTimeoutMs);
   const redis = createRedis(config);
-  redis.on('error', (err: Error) => logger.debug('redis connection error', { cause: err.message }));
+  // Each new cause is logged once (a wrong password would otherwise hide behind 503s); repeats of it at debug.
+  let lastCause = '';
+  redis.on('error', (err: Error) => {
+    logger.log(err.message === lastCause ? 'debug' : 'warn', 'redis connection error', {
+      cause: err.message,
+    });
+    lastCause = err.message;
+  });
+  redis.on('ready', () => {
+    lastCause = '';
+  });
   const target = redisMode(config) === 'standalone' ? redactUrl(config.redis.url) : redisMode(config);
   try {
     await redis.connect();

@@ -123,3 +123,27 @@ describe('request bodies', () => {
     expect(await t.raw.exists(`${t.prefix}k`)).toBe(0);
   });
 });
+
+describe('malformed requests are client errors, never 500', () => {
+  test('a path parameter that is not valid percent-encoding is 400', async () => {
+    const res = await api().get('/store/string/%E0%A4%A');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  test('a body that does not match its Content-Encoding is 400', async () => {
+    const res = await api()
+      .post('/store/string/k')
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .send('{"value":"v"}');
+    expect(res.status).toBe(400);
+    expect(await t.raw.exists(`${t.prefix}k`)).toBe(0);
+  });
+
+  test('a JSON body of null is 400 saying an object is expected', async () => {
+    const res = await api().post('/store/string/k').set('Content-Type', 'application/json').send('null');
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/JSON object/);
+  });
+});

@@ -62,3 +62,25 @@ test('when Redis hangs, then a request gets 503 after the command timeout instea
   blocker.disconnect();
   expect(await waitFor(async () => (await request(t.data).get('/store/string/k')).status !== 503)).toBe(true);
 });
+
+test('when Redis hangs with rate limits on, then the limiter gives up early and the 503 still comes within 2 s', async () => {
+  const limited = await testApp('outage-limited', {
+    SVC_REDIS_URL: server.url,
+    SVC_RATE_LIMIT_ENABLED: 'true',
+  });
+  try {
+    await request(limited.data).get('/store/string/k').expect(404); // the limiter's scripts are loaded
+    const blocker = new Redis(server.url);
+    const sleeping = blocker.call('DEBUG', 'SLEEP', '4').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const res = await request(limited.data).get('/store/string/k');
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(503);
+    expect(elapsed).toBeLessThan(2000); // the command timeout (1 s) plus the limiter's 250 ms
+    await sleeping;
+    blocker.disconnect();
+  } finally {
+    await limited.close();
+  }
+});

@@ -1,7 +1,7 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
 import type { Request, RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import type { Cluster } from 'ioredis';
+import { type Cluster, Command } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
@@ -24,16 +24,40 @@ const ADMIN_PATH = new RegExp(`^(${PREFIXES.join('|')})/admin(/|$)`);
 /** Works wherever the middleware is mounted (at the root or under a prefix). */
 const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
 
-/** rate-limit-redis sends raw commands; on a Cluster its scripts must be loaded on every master. */
+/**
+ * How long a counter may take before the request goes ahead uncounted, and how long the limiter then leaves
+ * Redis alone. The store retries a failed call (reloading its script), so without this a hung Redis would hold
+ * each request for several command timeouts before the data call even starts.
+ */
+const STORE_TIMEOUT_MS = 250;
+const STORE_BACKOFF_MS = 1000;
+
+/**
+ * rate-limit-redis sends raw commands. They go straight to the connection with their own short timeout, not
+ * through auto-pipelining, whose pipelines run one after the other: a counter stuck on a hung Redis would hold
+ * back the data command behind it. On a Cluster the store's scripts must be loaded on every master.
+ */
 function sendCommand(ctx: Context) {
-  return async (...args: string[]) => {
-    const [command, ...rest] = args as [string, ...string[]];
-    if (ctx.redis.isCluster && command.toUpperCase() === 'SCRIPT') {
+  let skipUntil = 0;
+  const send = async (name: string, args: string[]): Promise<string | number> => {
+    if (ctx.redis.isCluster && name.toUpperCase() === 'SCRIPT') {
       const masters = (ctx.redis as Cluster).nodes('master');
-      const replies = await Promise.all(masters.map((node) => node.call(command, ...rest)));
+      const replies = await Promise.all(masters.map((node) => node.call(name, ...args)));
       return replies[0] as string;
     }
-    return (await ctx.redis.call(command, ...rest)) as string | number;
+    const command = new Command(name, args, { replyEncoding: 'utf8' });
+    command.setTimeout(STORE_TIMEOUT_MS);
+    return (await ctx.redis.sendCommand(command)) as string | number;
+  };
+  return async (...args: string[]) => {
+    if (Date.now() < skipUntil) throw new Error('Redis did not answer the rate limiter recently');
+    const [name, ...rest] = args as [string, ...string[]];
+    try {
+      return await send(name, rest);
+    } catch (err) {
+      if ((err as Error).name !== 'ReplyError') skipUntil = Date.now() + STORE_BACKOFF_MS;
+      throw err;
+    }
   };
 }
 

@@ -81,11 +81,10 @@ async function unlinkMatching(node: Redis, pattern: string, perKey: boolean): Pr
     if (perKey) {
       const pipeline = node.pipeline();
       for (const key of keys) pipeline.unlink(key);
-      await pipeline.exec();
+      for (const [err, n] of (await pipeline.exec()) ?? []) if (!err) removed += n as number;
     } else {
-      await node.unlink(...keys);
+      removed += await node.unlink(...keys);
     }
-    removed += keys.length;
   }
   return removed;
 }

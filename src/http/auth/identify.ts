@@ -71,7 +71,9 @@ async function basic(encoded: string, creds: Credentials): Promise<Principal | s
 /** The principal of a request, or throws 401 unauthorized / 403 forbidden (protected mode). */
 export async function identify(req: Request, creds: Credentials): Promise<Principal> {
   if (!creds.configured) {
-    if (!creds.protectedMode || isLoopback(req.ip)) return ANONYMOUS;
+    // The connection itself must come from loopback: a trusted X-Forwarded-For cannot make a remote client local.
+    if (!creds.protectedMode || (isLoopback(req.socket.remoteAddress) && isLoopback(req.ip)))
+      return ANONYMOUS;
     throw new ApiError('forbidden', PROTECTED_MODE_MESSAGE);
   }
   const header = req.headers.authorization?.trim() ?? '';

@@ -110,7 +110,9 @@ export function parseKeysFile(text: string, source: string, into: KeysFile, prob
   try {
     data = JSON.parse(text);
   } catch (err) {
-    problems.push(`${source}: not valid JSON (${(err as Error).message})`);
+    // JSON.parse quotes the text around the problem, which may be key material: say only where it is.
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    problems.push(`${source}: not valid JSON${at ? ` (at character ${at})` : ''}`);
     return;
   }
   if (!validate(data)) {
