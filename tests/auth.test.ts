@@ -155,6 +155,16 @@ describe('permissions follow the x-permission of each operation', () => {
   });
 });
 
+describe('the permission is checked before the input', () => {
+  test('when a read key sends an invalid write, then 403, not 400', async () => {
+    const res = await request(t.data)
+      .post('/store/string/k')
+      .set('Authorization', bearer(keys.reader))
+      .send({ value: 1 });
+    expect(res.status).toBe(403);
+  });
+});
+
 describe('batches need read for reading items and write for writing items', () => {
   const batch = (key: { key: string }, operations: unknown[]) =>
     request(t.data).post('/store/string/batch').set('Authorization', bearer(key)).send({ operations });

@@ -30,25 +30,30 @@ function build(items: BatchItem[], factories: OpFactories): Op[] {
 
 /** Registers POST {path}: results in request order, a run-time failure fails its item only. */
 export function batchRoute(routes: Routes, ctx: Context, path: string, factories: OpFactories): void {
-  routes.custom('post', path, async (input, _req, res) => {
-    const items = input.body.operations as BatchItem[];
-    const ops = build(items, factories);
-    // Each item needs what its own endpoint needs: read items 'read', write items 'write'.
-    const keys = ops.flatMap((op) => op.keys);
-    if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
-    if (ops.some((op) => op.writes)) ctx.access.authorize(res, 'write', keys);
-    const { outcomes, atomic } = await runBatch(ctx.redis, ctx.keyspace, ops);
-    const results = outcomes.map((outcome, i) => {
-      const type = (items[i] as BatchItem).type;
-      if (outcome instanceof ApiError) {
-        return {
-          type,
-          success: false,
-          error: { error: outcome.type, message: outcome.message, status: outcome.status },
-        };
-      }
-      return { type, success: true, ...outcome.body };
-    });
-    sendJson(res, 200, { results, atomic });
-  });
+  routes.custom(
+    'post',
+    path,
+    async (input, _req, res) => {
+      const items = input.body.operations as BatchItem[];
+      const ops = build(items, factories);
+      // Each item needs what its own endpoint needs: read items 'read', write items 'write'.
+      const keys = ops.flatMap((op) => op.keys);
+      if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
+      if (ops.some((op) => op.writes)) ctx.access.authorize(res, 'write', keys);
+      const { outcomes, atomic } = await runBatch(ctx.redis, ctx.keyspace, ops);
+      const results = outcomes.map((outcome, i) => {
+        const type = (items[i] as BatchItem).type;
+        if (outcome instanceof ApiError) {
+          return {
+            type,
+            success: false,
+            error: { error: outcome.type, message: outcome.message, status: outcome.status },
+          };
+        }
+        return { type, success: true, ...outcome.body };
+      });
+      sendJson(res, 200, { results, atomic });
+    },
+    { checkPermission: false },
+  );
 }
