@@ -37,6 +37,7 @@ describe('health while Redis is down', () => {
     try {
       const down = await request(t.data).get('/store/admin/health');
       expect(down.status).toBe(503);
+      expect(down.headers['retry-after']).toBe('1');
       expectSchema('HealthResponse', down.body);
       expect(down.body).toMatchObject({
         status: 'unhealthy',

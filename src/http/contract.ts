@@ -172,26 +172,30 @@ function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
   const type = errorTypeOf(e, ajv);
   const { where, index } = describe(e.instancePath);
   const section = e.instancePath.split('/')[1] ?? '';
-  let message: string;
-  if (e.keyword === 'required' && e.instancePath === '') message = 'Request body is required';
+  // Inside a batch item the index leads the message, and the field is named from the item on.
+  const at = index === undefined ? '' : `operations[${index}]: `;
+  const field = index === undefined ? where : where.replace(/^operations\[\d+\]\.?/, '');
+  const subject = `${section === 'headers' ? 'header ' : ''}${field || (section === 'body' ? 'body' : 'request')}`;
+  let problem: string;
+  if (e.keyword === 'required' && e.instancePath === '') problem = 'Request body is required';
   else if (e.keyword === 'required')
-    message = `${where ? `${where}: ` : ''}'${e.params.missingProperty}' is required`;
+    problem = `${field ? `${field}: ` : ''}'${e.params.missingProperty}' is required`;
   else if (e.keyword === 'additionalProperties')
-    message = `${where ? `${where}: ` : ''}unknown property '${e.params.additionalProperty}'`;
+    problem = `${field ? `${field}: ` : ''}unknown property '${e.params.additionalProperty}'`;
   else if (e.keyword === 'discriminator') {
     const allowed = ((e.parentSchema?.oneOf ?? []) as AnySchemaObject[])
       .map((s) => (s.$ref ? ajv.getSchema(s.$ref)?.schema : s) as AnySchemaObject)
       .map((s) => s?.properties?.type?.const);
-    message = `${where ? `${where}: ` : ''}'type' must be one of ${allowed.join(', ')}`;
-  } else if (e.keyword === 'enum') message = `${where} must be one of ${e.params.allowedValues.join(', ')}`;
-  else message = `${where || (section === 'body' ? 'body' : 'request')} ${e.message}`;
-  if (index !== undefined)
-    message = `operations[${index}]: ${message.replace(/^operations\[\d+\]\.?:? ?/, '')}`;
-  if (section === 'headers') message = `header ${message}`;
-  if (type === 'invalid_key' && typeof e.data === 'string') {
-    message = `${message.split(' ')[0]} '${e.data.slice(0, 100)}' is not a valid key: ${RULES.invalid_key}`;
-  } else if (RULES[type]) message = `${message} (${RULES[type]})`;
-  return new ApiError(type, message, {
+    problem = `'type' must be one of ${allowed.join(', ')}`;
+  } else if (e.keyword === 'enum') problem = `${subject} must be one of ${e.params.allowedValues.join(', ')}`;
+  else if (e.keyword === 'const') problem = `${subject} must be '${e.params.allowedValue}'`;
+  else if (e.propertyName !== undefined)
+    problem = `${subject} has a name '${e.propertyName.slice(0, 100)}' that ${e.message}`;
+  else if (type === 'invalid_key' && typeof e.data === 'string')
+    problem = `${subject} '${e.data.slice(0, 100)}' is not a valid key: ${RULES.invalid_key}`;
+  else problem = `${subject} ${e.message}`;
+  if (type !== 'invalid_key' && RULES[type]) problem = `${problem} (${RULES[type]})`;
+  return new ApiError(type, at + problem, {
     details: {
       ...(index === undefined ? {} : { index }),
       path: e.instancePath,

@@ -30,7 +30,7 @@ export class Metrics {
   });
   private readonly redisTime = new Histogram({
     name: 'svc_redis_command_duration_seconds',
-    help: "Redis round trip of one operation's commands (pipelined) or of one MULTI/EXEC batch, in seconds",
+    help: "Redis round trip of one operation's command or of one batch's script call, in seconds",
     buckets: REDIS_BUCKETS,
     registers: [this.registry],
   });

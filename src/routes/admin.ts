@@ -1,6 +1,6 @@
 // Admin routes: /store/admin/... ping, health, info, clients, key memory, stats, flush, reload, metrics.
 import type { Request, Response } from 'express';
-import { ApiError } from '../errors';
+import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 import type { Context } from '../http/context';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
@@ -34,7 +34,10 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
     const { latency, memory } = await probe(ctx.redis);
     const healthy = latency !== null;
     // A 503 is counted as an error in statistics and metrics like any other.
-    if (!healthy) res.locals.errorType = 'service_unavailable';
+    if (!healthy) {
+      res.locals.errorType = 'service_unavailable';
+      res.setHeader('Retry-After', String(REDIS_RETRY_AFTER));
+    }
     sendJson(res, healthy ? 200 : 503, {
       status: healthy ? 'healthy' : 'unhealthy',
       timestamp: now(),
