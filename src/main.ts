@@ -6,7 +6,7 @@ import { runPrimary } from './cluster';
 import { ConfigError, loadConfig } from './config';
 import { createLogger } from './observability/logger';
 import { joinPeers } from './peers';
-import { createRedis, redactUrl, redisMode } from './redis/client';
+import { createRedis, type RedisClient, redactUrl, redisMode } from './redis/client';
 
 function listen(
   app: import('express').Express,
@@ -70,7 +70,18 @@ async function main(): Promise<void> {
   }
 
   // A worker's admin figures cover the other workers too; the link is idle outside of admin requests.
-  const apps = createApp({ config, redis, logger, peers: cluster.isWorker ? joinPeers() : undefined });
+  // Rate-limit counters get their own connection: ioredis runs one auto-pipeline at a time per connection, so on
+  // a hung Redis a counter would otherwise hold the data command back for a whole command timeout.
+  const limiterRedis = redis.duplicate() as RedisClient;
+  limiterRedis.on('error', () => {}); // the data connection logs the same causes
+  limiterRedis.connect().catch(() => {});
+  const apps = createApp({
+    config,
+    redis,
+    limiterRedis,
+    logger,
+    peers: cluster.isWorker ? joinPeers() : undefined,
+  });
   const servers = [await listen(apps.data, config.port, config.host, config.maxConnections)];
   logger.info('listening', { host: config.host, port: config.port });
   if (apps.admin) {
@@ -84,7 +95,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     await Promise.all(servers.map((s) => close(s, config.shutdownTimeoutMs)));
-    await redis.quit().catch(() => redis.disconnect());
+    await Promise.all([redis, limiterRedis].map((r) => r.quit().catch(() => r.disconnect())));
     logger.info('stopped');
     process.exit(0);
   };

@@ -17,6 +17,8 @@ export interface Context {
   /** The current configuration; replaced by a reload. */
   config: Config;
   readonly redis: RedisClient;
+  /** The rate limiter's own connection, so that its counters never wait behind data commands or hold them up. */
+  readonly limiterRedis: RedisClient;
   readonly keyspace: Keyspace;
   readonly logger: Logger;
   readonly contract: Contract;

@@ -1,7 +1,7 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
 import type { Request, RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { type Cluster, Command } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
@@ -32,22 +32,27 @@ const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
 const STORE_TIMEOUT_MS = 250;
 const STORE_BACKOFF_MS = 1000;
 
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('Command timed out (rate limiter)')), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
- * rate-limit-redis sends raw commands. They go straight to the connection with their own short timeout, not
- * through auto-pipelining, whose pipelines run one after the other: a counter stuck on a hung Redis would hold
- * back the data command behind it. On a Cluster the store's scripts must be loaded on every master.
+ * rate-limit-redis sends raw commands, on the limiter's own connection (ctx.limiterRedis) and with a short
+ * timeout. On a Cluster the store's scripts must be loaded on every master.
  */
 function sendCommand(ctx: Context) {
   let skipUntil = 0;
   const send = async (name: string, args: string[]): Promise<string | number> => {
-    if (ctx.redis.isCluster && name.toUpperCase() === 'SCRIPT') {
-      const masters = (ctx.redis as Cluster).nodes('master');
+    if (ctx.limiterRedis.isCluster && name.toUpperCase() === 'SCRIPT') {
+      const masters = (ctx.limiterRedis as Cluster).nodes('master');
       const replies = await Promise.all(masters.map((node) => node.call(name, ...args)));
       return replies[0] as string;
     }
-    const command = new Command(name, args, { replyEncoding: 'utf8' });
-    command.setTimeout(STORE_TIMEOUT_MS);
-    return (await ctx.redis.sendCommand(command)) as string | number;
+    return (await withTimeout(ctx.limiterRedis.call(name, ...args), STORE_TIMEOUT_MS)) as string | number;
   };
   return async (...args: string[]) => {
     if (Date.now() < skipUntil) throw new Error('Redis did not answer the rate limiter recently');

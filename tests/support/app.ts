@@ -37,10 +37,13 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
   const config = loadConfig(settings);
   const logger = createLogger(config.log, true);
   const redis = createRedis(config);
-  await redis.connect();
+  // As in main.ts: the rate-limit counters have a connection of their own.
+  const limiterRedis = redis.duplicate() as RedisClient;
+  await Promise.all([redis.connect(), limiterRedis.connect()]);
   const raw = new Redis(process.env.REDIS_URL as string);
   // A reload reads the same settings again (and SVC_CONFIG_FILE, when `env` names one).
   const apps = createApp({
+    limiterRedis,
     config,
     redis,
     logger,
@@ -55,7 +58,7 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
     prefix,
     async close() {
       await cleanup(raw, prefix);
-      await Promise.all([redis.quit(), raw.quit()]);
+      await Promise.all([redis.quit(), limiterRedis.quit(), raw.quit()]);
     },
   };
 }
