@@ -1,7 +1,7 @@
 // Hash operations: each says which commands it sends and what their replies mean.
 import { ApiError } from '../errors';
 import { type KeyInput, keyOps } from './keys';
-import { checkValueSize, created, type Limits, ok, present, readOp, writeOp } from './op';
+import { checkValueSize, created, elementOp, type Limits, ok, present, readOp, writeOp } from './op';
 
 export interface HashSetInput extends KeyInput {
   fields: Record<string, string>;
@@ -94,32 +94,16 @@ export function hashOps(limits: Limits) {
     /** HSETNX writes nothing when the field exists, which is what If-None-Match asks for. */
     setField: ({ key, field, value, ifAbsent }: FieldSetInput) => {
       checkValueSize(value, limits);
-      return writeOp(
-        'hash',
-        key,
-        {},
-        (r) => {
-          const isNew = r?.[1] === 1;
-          if (ifAbsent && !isNew) {
-            throw new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
-          }
-          return created(isNew, { success: true, field, value });
-        },
-        ifAbsent ? 'HSETNX' : 'HSET',
-        field,
-        value,
-      );
+      const exists = () => new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
+      const answer = (isNew: boolean) => created(isNew, { success: true, field, value });
+      return elementOp('hash', key, ifAbsent && exists, answer, ifAbsent ? 'HSETNX' : 'HSET', field, value);
     },
     deleteField: ({ key, field, ifPresent }: FieldDeleteInput) =>
-      writeOp(
+      elementOp(
         'hash',
         key,
-        {},
-        (r) => {
-          const deleted = r?.[1] === 1;
-          if (ifPresent && !deleted) throw fieldNotFound(field, key);
-          return ok({ success: true, deleted });
-        },
+        ifPresent && (() => fieldNotFound(field, key)),
+        (deleted) => ok({ success: true, deleted }),
         'HDEL',
         field,
       ),

@@ -119,3 +119,28 @@ export function present<T>(reply: T | null, key: string): T {
   if (reply === null || reply === undefined) throw notFound(key);
   return reply;
 }
+
+/**
+ * A write of one field or member whose reply says whether it changed anything (HSET, HSETNX and SADD answer
+ * 1 when it is new; HDEL and SREM 1 when it was there). `refuse` is the error to answer when the request's
+ * condition (If-None-Match, If-Match) needed a change that did not happen; nothing was written then.
+ */
+export function elementOp(
+  type: RedisType,
+  key: string,
+  refuse: (() => ApiError) | false | undefined,
+  result: (changed: boolean) => Outcome,
+  ...command: (string | number)[]
+): Op {
+  return writeOp(
+    type,
+    key,
+    {},
+    (reply) => {
+      const changed = reply?.[1] === 1;
+      if (refuse && !changed) throw refuse();
+      return result(changed);
+    },
+    ...command,
+  );
+}

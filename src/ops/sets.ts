@@ -1,7 +1,7 @@
 // Set operations: each says which commands it sends and what their replies mean; set algebra is computed here.
 import { ApiError } from '../errors';
 import { type KeyInput, keyOps } from './keys';
-import { created, type Op, ok, present, type ReadReply, readOp, typedRead, writeOp } from './op';
+import { created, elementOp, type Op, ok, present, type ReadReply, readOp, typedRead, writeOp } from './op';
 
 export interface SetAddInput extends KeyInput {
   members: string[];
@@ -88,32 +88,20 @@ export function setOps() {
     },
     /** SADD writes nothing when the member is there, which is what If-None-Match asks for. */
     addMember: ({ key, member, ifAbsent }: MemberAddInput) =>
-      writeOp(
+      elementOp(
         'set',
         key,
-        {},
-        (r) => {
-          const added = r?.[1] === 1;
-          if (ifAbsent && !added) {
-            throw new ApiError('duplicate_member', `Member '${member}' is already in set '${key}'`);
-          }
-          return created(added, { success: true, member, added });
-        },
+        ifAbsent && (() => new ApiError('duplicate_member', `Member '${member}' is already in set '${key}'`)),
+        (added) => created(added, { success: true, member, added }),
         'SADD',
         member,
       ),
     removeMember: ({ key, member, ifPresent }: MemberRemoveInput) =>
-      writeOp(
+      elementOp(
         'set',
         key,
-        {},
-        (r) => {
-          const removed = r?.[1] === 1;
-          if (ifPresent && !removed) {
-            throw new ApiError('member_not_found', `Member '${member}' not found in set '${key}'`);
-          }
-          return ok({ success: true, member, removed });
-        },
+        ifPresent && (() => new ApiError('member_not_found', `Member '${member}' not found in set '${key}'`)),
+        (removed) => ok({ success: true, member, removed }),
         'SREM',
         member,
       ),
