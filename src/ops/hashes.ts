@@ -1,14 +1,22 @@
 // Hash operations: each says which commands it sends and what their replies mean.
 import { ApiError } from '../errors';
 import { type KeyInput, keyOps } from './keys';
-import { checkValueSize, created, elementOp, type Limits, ok, present, readOp, writeOp } from './op';
+import {
+  type CollectionWrite,
+  checkValueSize,
+  collectionWrite,
+  created,
+  elementOp,
+  type Limits,
+  ok,
+  present,
+  readOp,
+  writeOp,
+} from './op';
 
-export interface HashSetInput extends KeyInput {
+/** `ifAbsent` is `If-None-Match: *`: write only when the key does not exist yet. */
+export interface HashSetInput extends KeyInput, CollectionWrite {
   fields: Record<string, string>;
-  ttl?: number;
-  mode?: 'merge' | 'replace';
-  /** `If-None-Match: *`: write only when the key does not exist yet. */
-  ifAbsent?: boolean;
 }
 export interface FieldInput extends KeyInput {
   field: string;
@@ -58,22 +66,15 @@ export function hashOps(limits: Limits) {
         'HGETALL',
       ),
     /** Merge (HSET) keeps the expiry; replace drops the old fields and the expiry in the same script call. */
-    set: ({ key, fields, ttl, mode = 'merge', ifAbsent }: HashSetInput) => {
+    set: ({ key, fields, ...write }: HashSetInput) => {
       const args = Object.entries(fields).flatMap(([field, value]) => {
         checkValueSize(value, limits, `value of field '${field.slice(0, 100)}'`);
         return [field, value];
       });
-      const options = {
-        condition: ifAbsent ? 'absent' : '',
-        replace: mode === 'replace',
-        ttl,
-        count: 'HLEN',
-        stride: 2,
-      } as const;
       return writeOp(
         'hash',
         key,
-        options,
+        collectionWrite(write, 'HLEN', 2),
         (r) => created(r?.[0] === 0, { success: true, key, fields_count: r?.[2] }),
         'HSET',
         ...args,

@@ -50,6 +50,22 @@ export interface WriteOptions {
   stride?: 0 | 1 | 2;
 }
 
+/** What a whole hash or set write (POST) asks for: create-only, merge or replace, a TTL. */
+export interface CollectionWrite {
+  ifAbsent?: boolean;
+  mode?: 'merge' | 'replace';
+  ttl?: number;
+}
+
+/** The write options of a hash or set POST; `count` and `stride` name the type's size and variadic commands. */
+export function collectionWrite(
+  { ifAbsent, mode = 'merge', ttl }: CollectionWrite,
+  count: 'HLEN' | 'SCARD',
+  stride: 1 | 2,
+): WriteOptions {
+  return { condition: ifAbsent ? 'absent' : '', replace: mode === 'replace', ttl, count, stride };
+}
+
 /** Writes a key of one type with conditions and TTL handling (see typed-write-1.lua). */
 export function typedWrite(
   type: RedisType,

@@ -1,14 +1,23 @@
 // Set operations: each says which commands it sends and what their replies mean; set algebra is computed here.
 import { ApiError } from '../errors';
 import { type KeyInput, keyOps } from './keys';
-import { created, elementOp, type Op, ok, present, type ReadReply, readOp, typedRead, writeOp } from './op';
+import {
+  type CollectionWrite,
+  collectionWrite,
+  created,
+  elementOp,
+  type Op,
+  ok,
+  present,
+  type ReadReply,
+  readOp,
+  typedRead,
+  writeOp,
+} from './op';
 
-export interface SetAddInput extends KeyInput {
+/** `ifAbsent` is `If-None-Match: *`: write only when the key does not exist yet. */
+export interface SetAddInput extends KeyInput, CollectionWrite {
   members: string[];
-  ttl?: number;
-  mode?: 'merge' | 'replace';
-  /** `If-None-Match: *`: write only when the key does not exist yet. */
-  ifAbsent?: boolean;
 }
 export interface MemberInput extends KeyInput {
   member: string;
@@ -69,18 +78,11 @@ export function setOps() {
         'SMEMBERS',
       ),
     /** Merge (SADD) keeps the expiry; replace drops the old members and the expiry in the same script call. */
-    add: ({ key, members, ttl, mode = 'merge', ifAbsent }: SetAddInput) => {
-      const options = {
-        condition: ifAbsent ? 'absent' : '',
-        replace: mode === 'replace',
-        ttl,
-        count: 'SCARD',
-        stride: 1,
-      } as const;
+    add: ({ key, members, ...write }: SetAddInput) => {
       return writeOp(
         'set',
         key,
-        options,
+        collectionWrite(write, 'SCARD', 1),
         (r) => created(r?.[0] === 0, { success: true, key, members_count: r?.[2], added: r?.[1] }),
         'SADD',
         ...new Set(members),
