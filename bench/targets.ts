@@ -26,6 +26,8 @@ export interface ServiceOptions {
   /** The request log (JSON lines at info level, as in production); also tells when every worker listens. */
   logFile: string;
   nodeArgs?: string[];
+  /** The service's entry point: this build's dist/src/main.js unless given (another build, for A/B runs). */
+  main?: string;
   /** SVC_* settings that override the production-like ones below (experiments: `--set`). */
   settings?: Record<string, string>;
 }
@@ -47,7 +49,7 @@ export async function startService(opts: ServiceOptions): Promise<Target> {
       : answers(url);
   const server = await startServer({
     name: `service (SVC_WORKERS=${opts.workers})`,
-    command: [process.execPath, ...(opts.nodeArgs ?? []), MAIN],
+    command: [process.execPath, ...(opts.nodeArgs ?? []), opts.main ?? MAIN],
     logFile: opts.logFile,
     env: {
       ...baseEnv(),
