@@ -4,9 +4,10 @@ import type { Server } from 'node:http';
 import { createApp } from './app';
 import { runPrimary } from './cluster';
 import { ConfigError, loadConfig } from './config';
+import { limiterConnection } from './http/rate-limit';
 import { createLogger } from './observability/logger';
 import { joinPeers } from './peers';
-import { createRedis, type RedisClient, redactUrl, redisMode } from './redis/client';
+import { createRedis, redactUrl, redisMode } from './redis/client';
 
 function listen(
   app: import('express').Express,
@@ -70,9 +71,7 @@ async function main(): Promise<void> {
   }
 
   // A worker's admin figures cover the other workers too; the link is idle outside of admin requests.
-  // Rate-limit counters get their own connection: ioredis runs one auto-pipeline at a time per connection, so on
-  // a hung Redis a counter would otherwise hold the data command back for a whole command timeout.
-  const limiterRedis = redis.duplicate() as RedisClient;
+  const limiterRedis = limiterConnection(redis);
   limiterRedis.on('error', () => {}); // the data connection logs the same causes
   limiterRedis.connect().catch(() => {});
   const apps = createApp({

@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { type Apps, createApp, OPENAPI_FILE } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { Contract } from '../../src/http/contract';
+import { limiterConnection } from '../../src/http/rate-limit';
 import { createLogger } from '../../src/observability/logger';
 import { createRedis, type RedisClient } from '../../src/redis/client';
 import { cleanup, testPrefix } from './keys';
@@ -38,7 +39,7 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
   const logger = createLogger(config.log, true);
   const redis = createRedis(config);
   // As in main.ts: the rate-limit counters have a connection of their own.
-  const limiterRedis = redis.duplicate() as RedisClient;
+  const limiterRedis = limiterConnection(redis);
   await Promise.all([redis.connect(), limiterRedis.connect()]);
   const raw = new Redis(process.env.REDIS_URL as string);
   // A reload reads the same settings again (and SVC_CONFIG_FILE, when `env` names one).
