@@ -34,10 +34,20 @@ export class Auth implements Access {
     this.credentials = loadCredentials(config);
   }
 
-  /** Identifies the caller into `res.locals.principal`, or answers 401 / 403 (protected mode). */
-  readonly authenticate: RequestHandler = async (req, res, next) => {
-    res.locals.principal = await identify(req, this.credentials);
-    next();
+  /**
+   * Identifies the caller into `res.locals.principal`, or answers 401 / 403 (protected mode). API keys are
+   * checked synchronously; Express 5 passes a thrown error or a rejected promise on to the error handler.
+   */
+  readonly authenticate: RequestHandler = (req, res, next) => {
+    const found = identify(req, this.credentials);
+    if (!(found instanceof Promise)) {
+      res.locals.principal = found;
+      return next();
+    }
+    return found.then((principal) => {
+      res.locals.principal = principal;
+      next();
+    });
   };
 
   /** 403 unless the caller holds `permission` and every key starts with its prefix (if it has one). */

@@ -42,7 +42,8 @@ function accepted(creds: Credentials): string {
   return `Authorization: ${ways.join(' or ')}`;
 }
 
-async function bearer(token: string, creds: Credentials): Promise<Principal | string> {
+/** An API key is checked synchronously (the common case costs no promise); a JWT is verified asynchronously. */
+function bearer(token: string, creds: Credentials): Principal | string | Promise<Principal | string> {
   const key = findByDigest(creds.keys, sha256(token));
   if (key) return key.principal;
   const jwt = looksLikeJwt(token);
@@ -68,8 +69,11 @@ async function basic(encoded: string, creds: Credentials): Promise<Principal | s
   return user.principal;
 }
 
-/** The principal of a request, or throws 401 unauthorized / 403 forbidden (protected mode). */
-export async function identify(req: Request, creds: Credentials): Promise<Principal> {
+/**
+ * The principal of a request, or throws 401 unauthorized / 403 forbidden (protected mode). Synchronous for API
+ * keys and anonymous callers; a promise for JWTs and Basic credentials.
+ */
+export function identify(req: Request, creds: Credentials): Principal | Promise<Principal> {
   if (!creds.configured) {
     // The connection itself must come from loopback: a trusted X-Forwarded-For cannot make a remote client local.
     if (!creds.protectedMode || (isLoopback(req.socket.remoteAddress) && isLoopback(req.ip)))
@@ -86,7 +90,10 @@ export async function identify(req: Request, creds: Credentials): Promise<Princi
   if (scheme !== 'bearer' && scheme !== 'basic')
     throw unauthorized(`Unsupported Authorization scheme '${scheme}': send ${accepted(creds)}`);
   if (value === '') throw unauthorized(`Empty ${scheme === 'bearer' ? 'Bearer token' : 'Basic credentials'}`);
-  const found = scheme === 'bearer' ? await bearer(value, creds) : await basic(value, creds);
-  if (typeof found === 'string') throw unauthorized(found, scheme === 'bearer');
-  return found;
+  const outcome = (found: Principal | string): Principal => {
+    if (typeof found === 'string') throw unauthorized(found, scheme === 'bearer');
+    return found;
+  };
+  const found = scheme === 'bearer' ? bearer(value, creds) : basic(value, creds);
+  return found instanceof Promise ? found.then(outcome) : outcome(found);
 }

@@ -1,7 +1,7 @@
 // Secret handling for credentials: SHA-256 digests of API keys, scrypt password hashes, constant-time checks.
-import { createHash, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
-export const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+export const sha256 = (text: string): Buffer => hash('sha256', text, 'buffer');
 
 /**
  * The stored password format is `<salt hex>:<hash hex>`: scrypt with these parameters (N=16384, r=8, p=1,
