@@ -1,6 +1,6 @@
 // The winston logger: JSON or text lines to stdout, level from config; changeable on reload.
-import { Writable } from 'node:stream';
 import winston from 'winston';
+import TransportStream from 'winston-transport';
 import type { Config } from '../config';
 
 export type Logger = winston.Logger;
@@ -15,8 +15,24 @@ const text = winston.format.printf(({ timestamp, level, message, ...meta }) => {
   return `${timestamp} ${level} ${message}${fields ? ` ${fields}` : ''}${err?.stack ? `\n${err.stack}` : ''}`;
 });
 
+const MESSAGE = Symbol.for('message'); // triple-beam's MESSAGE: the finished line a transport writes
+/** logform's own JSON format (safe-stable-stringify): only for a line JSON.stringify refuses (a cycle, a BigInt). */
+const safeJson = winston.format.json();
+
+/**
+ * One JSON object per line, `timestamp`, `level` and `message` first. logform's json() configures a new
+ * safe-stable-stringify for every line and sorts the keys; plain JSON.stringify does the request lines in a
+ * fraction of the time.
+ */
 const json = winston.format((info) => {
   if (info.err instanceof Error) info.err = { message: info.err.message, stack: info.err.stack };
+  const { timestamp: _t, level, message, ...fields } = info;
+  try {
+    info[MESSAGE] = JSON.stringify({ timestamp: new Date().toISOString(), level, message, ...fields });
+  } catch {
+    info.timestamp = new Date().toISOString();
+    return safeJson.transform(info, safeJson.options);
+  }
   return info;
 })();
 
@@ -30,24 +46,22 @@ function flush(): void {
 }
 // process.exit() and a crash still get the last lines out (the write is synchronous).
 process.once('exit', flush);
-const stdout = new Writable({
-  decodeStrings: false,
-  write(line: string, _encoding, done) {
+
+/** A winston transport that adds each line to `pending`; no stream and no 'logged' event per line. */
+class Stdout extends TransportStream {
+  override log(info: Record<string | symbol, unknown>, done: () => void): void {
     if (pending === '') setImmediate(flush);
-    pending += line;
+    pending += `${info[MESSAGE]}\n`;
     done();
-  },
-});
-const stdoutTransport = () => new winston.transports.Stream({ stream: stdout });
+  }
+}
+const stdoutTransport = () => new Stdout();
 
 export function createLogger(log: Config['log'], silent = false): Logger {
   return winston.createLogger({
     level: log.level,
     silent,
-    format: winston.format.combine(
-      winston.format.timestamp(),
-      log.format === 'json' ? winston.format.combine(json, winston.format.json()) : text,
-    ),
+    format: log.format === 'json' ? json : winston.format.combine(winston.format.timestamp(), text),
     transports: [stdoutTransport()],
   });
 }
