@@ -61,6 +61,27 @@ describe('a valid string batch', () => {
     expect(await t.raw.get(raw('b-after'))).toBe('2');
   });
 
+  test('when values hold any text, then a batch stores the same bytes as the single endpoint', async () => {
+    const values = [
+      'é ✓ 😀',
+      'quote " backslash \\ slash /',
+      'nul \u0000 tab \t newline \n',
+      'lone \ud800 surrogate',
+      '',
+    ];
+    const res = await batch(values.map((value, i) => ({ type: 'set', key: `b-text-${i}`, value })));
+    expect(res.status).toBe(200);
+    for (const [i, value] of values.entries()) {
+      await request(t.data).post(`/store/string/b-single-${i}`).send({ value }).expect(201);
+      const [batched, single] = await Promise.all([
+        t.raw.getBuffer(raw(`b-text-${i}`)),
+        t.raw.getBuffer(raw(`b-single-${i}`)),
+      ]);
+      expect(batched).toEqual(single);
+      expect(batched).toEqual(Buffer.from(value.toWellFormed()));
+    }
+  });
+
   test('when it has 1000 items, then all are applied', async () => {
     const ops = Array.from({ length: 1000 }, (_, i) => ({
       type: 'set',

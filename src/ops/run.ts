@@ -102,18 +102,22 @@ const BATCHED: Record<string, 'r' | 'w'> = { typedRead: 'r', typedWrite: 'w' };
 /**
  * Runs commands in one typed-batch-n call: atomic like MULTI/EXEC around the same script calls, but one
  * command for Redis and ioredis instead of one per operation (ioredis's per-command cost dominated batches).
+ * The operations' arguments travel as one JSON argument: ioredis handles every argument of a command on its own
+ * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
+ * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
  */
 async function exec(redis: RedisClient, keyspace: Keyspace, commands: Command[]): Promise<Reply[]> {
   const keys: string[] = [];
-  const argv: (string | number)[] = [];
+  const ops: string[][] = [];
   for (const c of commands) {
     const kind = BATCHED[c.name];
     if (!kind || c.keys.length !== 1) throw new Error(`${c.name} on ${c.keys.length} keys cannot be batched`);
     keys.push(keyspace.user(c.keys[0] as string));
-    argv.push(kind, c.args.length);
-    for (const arg of c.args) argv.push(arg);
+    const op: string[] = [kind];
+    for (const arg of c.args) op.push(String(arg).toWellFormed());
+    ops.push(op);
   }
-  const replies = await redis.typedBatch(keys.length, keys, argv);
+  const replies = await redis.typedBatch(keys.length, keys, [JSON.stringify(ops)]);
   return replies.map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }
 

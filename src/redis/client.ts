@@ -12,8 +12,8 @@ export type Reply = [Error | null, unknown];
 export interface ScriptCommands {
   typedRead(key: string, ...argv: (string | number)[]): Promise<[unknown, number] | null>;
   typedWrite(key: string, ...argv: (string | number)[]): Promise<[number, unknown, number] | null>;
-  /** The keys (one per operation), then per operation 'r' or 'w', its argument count and its arguments. */
-  typedBatch(numberOfKeys: number, keys: string[], argv: (string | number)[]): Promise<unknown[]>;
+  /** The keys (one per operation), then one JSON array: per operation 'r' or 'w' and its arguments. */
+  typedBatch(numberOfKeys: number, keys: string[], argv: [string]): Promise<unknown[]>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
