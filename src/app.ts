@@ -3,6 +3,7 @@ import express, { type Express, type RequestHandler, Router } from 'express';
 import { type Config, loadConfig } from './config';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
+import { chain } from './http/chain';
 import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
 import { docs } from './http/docs';
@@ -56,9 +57,9 @@ export interface Apps {
  * the routes, all in one router. Each layer mounted at a path costs Express a match, a rewrite of req.url and
  * a re-parse of it, and each nested router another dispatch.
  */
-function apiRouter(guards: RequestHandler[]): Router {
+function apiRouter(guards: RequestHandler): Router {
   const api = Router();
-  api.use(...guards);
+  api.use(guards);
   return api;
 }
 
@@ -67,7 +68,7 @@ function baseApp(ctx: Context, api: Router): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
-  app.use(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger));
+  app.use(chain(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger)));
   app.use([...PREFIXES], api);
   return app;
 }
@@ -102,7 +103,7 @@ export function createApp(deps: AppDeps): Apps {
   deps.peers?.answerWith(answerers(ctx));
   observeRedis(deps.redis, ctx.telemetry.redis);
 
-  const guards = [rateLimits(ctx), auth.authenticate];
+  const guards = chain(rateLimits(ctx), auth.authenticate);
   const dataApi = apiRouter(guards);
   const data = new Routes(ctx, dataApi);
   stringRoutes(data, ctx, stringOps(config.limits));
