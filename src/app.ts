@@ -1,5 +1,5 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
-import express, { type Express, type RequestHandler, Router } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { type Config, loadConfig } from './config';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
@@ -52,29 +52,21 @@ export interface Apps {
   context: Context;
 }
 
-/**
- * The API of one listener, served under /store and /api: the guards (rate limits, then authentication), then
- * the routes, all in one router. Each layer mounted at a path costs Express a match, a rewrite of req.url and
- * a re-parse of it, and each nested router another dispatch.
- */
-function apiRouter(guards: RequestHandler): Router {
-  const api = Router();
-  api.use(guards);
-  return api;
-}
-
-function baseApp(ctx: Context, api: Router): Express {
+function baseApp(ctx: Context): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(chain(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger)));
-  app.use([...PREFIXES], api);
   return app;
 }
 
-/** 404/405 for what no route took: each app knows only the operations it serves. */
-function finish(app: Express, ctx: Context, served: Operation[]): Express {
+/**
+ * 404/405 for what no route took: each app knows only the operations it serves. Under the prefixes the guards
+ * come first, as on the routes: an unknown path is rate limited and needs credentials too.
+ */
+function finish(app: Express, ctx: Context, guards: RequestHandler, served: Operation[]): Express {
+  app.use([...PREFIXES], guards);
   app.use(fallback(served));
   app.use(errorHandler(ctx.logger, () => ctx.config.errorDetails));
   return app;
@@ -104,21 +96,20 @@ export function createApp(deps: AppDeps): Apps {
   observeRedis(deps.redis, ctx.telemetry.redis);
 
   const guards = chain(rateLimits(ctx), auth.authenticate);
-  const dataApi = apiRouter(guards);
-  const data = new Routes(ctx, dataApi);
+  const app = baseApp(ctx);
+  const data = new Routes(ctx, app, guards);
   stringRoutes(data, ctx, stringOps(config.limits));
   hashRoutes(data, ctx, hashOps(config.limits));
   setRoutes(data, ctx, setOps());
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
-  const adminApi = ownListener ? apiRouter(guards) : dataApi;
-  const admin = config.admin.enabled ? new Routes(ctx, adminApi) : undefined;
+  const adminApp = ownListener ? baseApp(ctx) : app;
+  const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;
   if (admin) adminRoutes(admin, ctx);
 
-  const app = baseApp(ctx, dataApi);
   // After the API: a router that matches nothing hands the request on through setImmediate.
   app.use(docs(ctx.contract.document, OPENAPI_FILE));
   const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
-  const apps: Apps = { data: finish(app, ctx, served), context: ctx };
-  if (admin && ownListener) apps.admin = finish(baseApp(ctx, adminApi), ctx, admin.served);
+  const apps: Apps = { data: finish(app, ctx, guards, served), context: ctx };
+  if (admin && ownListener) apps.admin = finish(adminApp, ctx, guards, admin.served);
   return apps;
 }

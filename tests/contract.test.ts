@@ -1,6 +1,7 @@
 // The contract test: what the app serves and what openapi.yaml describes agree, in both directions.
 import type { Express } from 'express';
 import { ERROR_STATUS } from '../src/errors';
+import { PREFIXES } from '../src/http/routes';
 import { type TestApp, testApp } from './support/app';
 
 let t: TestApp;
@@ -10,20 +11,21 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 interface Layer {
-  route?: { path: string; methods: Record<string, boolean> };
+  route?: { path: string | string[]; methods: Record<string, boolean> };
   handle?: { stack?: Layer[] };
   matchers?: unknown[];
 }
 
-/** Every `METHOD /path` Express would route, with `:param` turned back into `{param}`, prefixes stripped. */
+/** Every `METHOD /path` Express would route, with `:param` turned back into `{param}`. */
 function expressRoutes(app: Express): string[] {
   const found: string[] = [];
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
+        const paths = [layer.route.path].flat();
         for (const method of Object.keys(layer.route.methods)) {
           if (method === '_all') continue;
-          found.push(`${method.toUpperCase()} ${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+          for (const path of paths) found.push(`${method.toUpperCase()} ${path.replace(/:(\w+)/g, '{$1}')}`);
         }
       } else if (layer.handle?.stack) {
         walk(layer.handle.stack);
@@ -34,8 +36,11 @@ function expressRoutes(app: Express): string[] {
   return found;
 }
 
+/** Every operation under each prefix (`/store` and its alias `/api`). */
 const documented = () =>
-  t.context.contract.operations.map((o) => `${o.method.toUpperCase()} ${o.path.replace(/^\/store/, '')}`);
+  t.context.contract.operations.flatMap((o) =>
+    PREFIXES.map((prefix) => `${o.method.toUpperCase()} ${o.path.replace(/^\/store/, prefix)}`),
+  );
 
 describe('routes and openapi.yaml', () => {
   test('every route the apps serve is in openapi.yaml', () => {
