@@ -1,7 +1,8 @@
 // `node dist/bench/ab.js [options] VARIANT...`: compares service builds or settings by alternating short runs.
 //
-// A VARIANT is `name` or `name:item,item,...`, each item either a SVC_NAME=value setting or the path of another
-// build's main.js (for example dist/ab/before/src/main.js). Each variant's service is started once; then short
+// A VARIANT is `name` or `name:item,item,...`, each item a SVC_NAME=value setting, a node option written
+// node=--option (e.g. node=--max-semi-space-size=8), or the path of another build's main.js (for example
+// dist/ab/before/src/main.js). Each variant's service is started once; then short
 // runs of each scenario go round the variants `--rounds` times, so that a busy machine slows all of them alike.
 // It prints, per scenario and variant, the median (and min) server CPU µs per request and the median req/s.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,20 +15,22 @@ import { type Scenario, SERVICE_SCENARIOS } from './scenarios';
 import { startService, type Target } from './targets';
 
 const USAGE = `node dist/bench/ab.js [--rounds=8] [--duration=2] [--only=get,post] VARIANT...
-  VARIANT: name[:item,...], item = SVC_NAME=value or path/to/main.js`;
+  VARIANT: name[:item,...], item = SVC_NAME=value, node=--option or path/to/main.js`;
 
 interface Variant {
   name: string;
   main?: string;
   settings: Record<string, string>;
+  nodeArgs: string[];
 }
 
 function parseVariant(arg: string): Variant {
   const [name = '', items = ''] = arg.split(/:(.*)/s);
-  const variant: Variant = { name, settings: {} };
+  const variant: Variant = { name, settings: {}, nodeArgs: [] };
   for (const item of items.split(',').filter(Boolean)) {
     const setting = /^(SVC_\w+)=(.*)$/.exec(item);
     if (setting) variant.settings[setting[1] as string] = setting[2] as string;
+    else if (item.startsWith('node=')) variant.nodeArgs.push(item.slice('node='.length));
     else variant.main = path.resolve(item);
   }
   return variant;
@@ -61,11 +64,19 @@ async function main(): Promise<void> {
     for (const v of variants) {
       const logFile = path.join(dir, `${v.name}.log`);
       targets.push(
-        await startService({ redisUrl: redis.url, workers: 1, logFile, main: v.main, settings: v.settings }),
+        await startService({
+          redisUrl: redis.url,
+          workers: 1,
+          logFile,
+          main: v.main,
+          settings: v.settings,
+          nodeArgs: v.nodeArgs,
+        }),
       );
     }
     const cpu = new Map<string, number[]>();
     const rps = new Map<string, number[]>();
+    const rss = new Map<string, number>();
     const warm = { ...load, duration: 1 };
     for (const t of targets) for (const s of scenarios) await run(t, s, warm);
     for (let round = 0; round < rounds; round++) {
@@ -75,14 +86,15 @@ async function main(): Promise<void> {
           const key = `${s.title}\t${variants[i]?.name}`;
           cpu.set(key, [...(cpu.get(key) ?? []), (m.usage.cpuPercent / 100 / m.reqPerSec) * 1e6]);
           rps.set(key, [...(rps.get(key) ?? []), m.reqPerSec]);
+          rss.set(key, Math.max(rss.get(key) ?? 0, m.usage.processMb));
         }
       }
       process.stderr.write(`ab: round ${round + 1}/${rounds}\n`);
     }
-    process.stdout.write('scenario\tvariant\tCPU µs/req median (min)\treq/s median\n');
+    process.stdout.write('scenario\tvariant\tCPU µs/req median (min)\treq/s median\tmax RSS MB\n');
     for (const [key, xs] of cpu)
       process.stdout.write(
-        `${key}\t${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)})\t${median(rps.get(key) ?? []).toFixed(0)}\n`,
+        `${key}\t${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)})\t${median(rps.get(key) ?? []).toFixed(0)}\t${rss.get(key)?.toFixed(0)}\n`,
       );
   } finally {
     for (const t of targets) await t.server.stop();

@@ -19,10 +19,9 @@ export function chain(...handlers: RequestHandler[]): RequestHandler {
   return (req, res, next) => {
     let at = 0;
     const step = (err?: unknown): void => {
-      if (err) return next(err);
       const handler = handlers[at++];
-      if (handler) call(handler, req, res, step);
-      else next();
+      if (err || !handler) next(err);
+      else call(handler, req, res, step);
     };
     step();
   };
