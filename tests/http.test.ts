@@ -80,6 +80,13 @@ describe('unknown paths and methods', () => {
     expect(res.headers.allow).toBe('GET, POST, DELETE, HEAD');
   });
 
+  test('OPTIONS is no exception: 405 in the JSON error format, with Allow', async () => {
+    const res = await api().options('/store/string/some-key');
+    expect(res.status).toBe(405);
+    expect(res.body.error).toBe('method_not_allowed');
+    expect(res.headers.allow).toBe('GET, POST, DELETE, HEAD');
+  });
+
   test('405 works under /api too', async () => {
     const res = await api().patch('/api/string/some-key/ttl');
     expect(res.status).toBe(405);
