@@ -79,3 +79,26 @@ export async function drive(
     windowUs,
   };
 }
+
+/**
+ * Several runs of one target and scenario as one: the run with the median req/s (its latencies and CPU belong
+ * together), with the largest RSS and the errors of all of them.
+ */
+export function medianRun(runs: Measurement[]): Measurement {
+  if (runs.length === 0) throw new Error('medianRun needs at least one run');
+  const sorted = [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] as Measurement;
+  const sum = (f: (m: Measurement) => number) => runs.reduce((total, m) => total + f(m), 0);
+  const max = (f: (m: Measurement) => number) => Math.max(...runs.map(f));
+  return {
+    ...median,
+    requests: sum((m) => m.requests),
+    non2xx: sum((m) => m.non2xx),
+    errors: sum((m) => m.errors),
+    usage: {
+      ...median.usage,
+      processMb: max((m) => m.usage.processMb),
+      totalMb: max((m) => m.usage.totalMb),
+    },
+  };
+}

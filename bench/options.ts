@@ -2,12 +2,13 @@
 import type { LoadOptions } from './load';
 
 export const USAGE = `npm run bench -- [options]
-  --quick              3 s runs after a 1 s warm-up (default 10 s after 2 s); no memory runs
+  --quick              2 rounds of 1.5 s runs after a 1 s warm-up (default 3 rounds of 4 s after 2 s); no memory runs
   --json               print the results as JSON instead of a table
   --memory             only the memory check: three consecutive GET runs (20 s, 5 s with --quick)
   --only=a,b           only these parts: express, node, webdis, get, post, hash, member, batch, workers, memory
   --set NAME=VALUE     an extra service setting, e.g. --set SVC_RATE_LIMIT_ENABLED=false (repeatable)
-  --duration=S         seconds per measured run
+  --rounds=N           how many times the runs go round the targets and scenarios (the median run is reported)
+  --duration=S         seconds per measured run (per round)
   --connections=N      concurrent keep-alive connections (default 50)
   --profile            CPU profiles (node --cpu-prof) of GET, POST and batch instead; BENCH_PROFILE_DIR (/tmp/prof)`;
 
@@ -33,6 +34,8 @@ export interface Options {
   /** Extra SVC_* settings for the service. */
   settings: Record<string, string>;
   load: LoadOptions;
+  /** Each target and scenario is measured once per round, the rounds alternating them (median reported). */
+  rounds: number;
   memorySeconds: number;
 }
 
@@ -61,9 +64,10 @@ export function parseOptions(args: string[]): Options {
     settings,
     load: {
       connections: Number(value('connections') ?? 50),
-      duration: Number(value('duration') ?? (quick ? 3 : 10)),
+      duration: Number(value('duration') ?? (quick ? 1.5 : 4)),
       warmup: quick ? 1 : 2,
     },
+    rounds: Number(value('rounds') ?? (quick ? 2 : 3)),
     memorySeconds: Number(value('duration') ?? (quick ? 5 : 20)),
   };
 }

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { type RedisServer, startRedisServer } from '../tests/support/redis-server';
-import { drive } from './load';
+import { drive, type Measurement, medianRun, type RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
 import { rssNow } from './processes';
 import { profileRun } from './profile';
@@ -43,29 +43,14 @@ async function using<T>(
 const measure = (t: targets.Target, spec = GET_STRING.request, opts = load) =>
   drive(t.url, { ...spec, headers: { ...spec.headers, ...t.headers } }, t.server.pid, opts);
 
-async function baselines(redis: RedisServer, dir: string, notes: string[]): Promise<Row[]> {
-  const rows: Row[] = [];
-  if (parts.has('express')) {
-    log('baseline (a) express: GET string');
-    rows.push(row('GET string', 'baseline (a) express', await using(targets.startExpressBaseline, measure)));
-  }
-  if (parts.has('node')) {
-    log('baseline (b) node:http + ioredis: GET string');
-    const m = await using(() => targets.startNodeBaseline(redis.url), measure);
-    rows.push(row('GET string', 'baseline (b) node+ioredis', m));
-  }
-  if (parts.has('webdis') && targets.onPath('webdis')) {
-    log('baseline (c) webdis: GET string');
-    const spec = { method: 'GET' as const, path: '/GET/bench:string' };
-    const m = await using(
-      () => targets.startWebdis(redis.port, dir),
-      (t) => measure(t, spec),
-    );
-    rows.push(row('GET string', 'baseline (c) webdis', m));
-  } else if (parts.has('webdis')) {
-    notes.push('baseline (c) webdis skipped: no `webdis` binary on the PATH');
-  }
-  return rows;
+/** One row of the table: a scenario against a target. */
+interface Job {
+  scenario: string;
+  target: string;
+  server: targets.Target;
+  request: RequestSpec;
+  opsPerRequest: number;
+  runs: Measurement[];
 }
 
 const serviceOptions = (redisUrl: string, dir: string, workers: number) => ({
@@ -75,32 +60,76 @@ const serviceOptions = (redisUrl: string, dir: string, workers: number) => ({
   settings: options.settings,
 });
 
-async function service(redisUrl: string, dir: string): Promise<Row[]> {
+/**
+ * Every target the parts need, all started before any load (an idle server costs nothing), so that the rounds
+ * can alternate between them; stopped by `stopAll`.
+ */
+async function startAll(redis: RedisServer, dir: string, notes: string[]) {
+  const started: targets.Target[] = [];
+  const start = async (fn: () => Promise<targets.Target>) => {
+    const t = await fn();
+    started.push(t);
+    return t;
+  };
+  const jobs: Job[] = [];
   const rows: Row[] = [];
+  const job = (scenario: string, target: string, server: targets.Target, s = GET_STRING) =>
+    jobs.push({ scenario, target, server, request: s.request, opsPerRequest: s.opsPerRequest, runs: [] });
+  if (parts.has('express'))
+    job('GET string', 'baseline (a) express', await start(targets.startExpressBaseline));
+  if (parts.has('node'))
+    job('GET string', 'baseline (b) node+ioredis', await start(() => targets.startNodeBaseline(redis.url)));
+  if (parts.has('webdis') && targets.onPath('webdis')) {
+    const webdis = await start(() => targets.startWebdis(redis.port, dir));
+    jobs.push({
+      scenario: 'GET string',
+      target: 'baseline (c) webdis',
+      server: webdis,
+      request: { method: 'GET', path: '/GET/bench:string' },
+      opsPerRequest: 1,
+      runs: [],
+    });
+  } else if (parts.has('webdis')) {
+    notes.push('baseline (c) webdis skipped: no `webdis` binary on the PATH');
+  }
   const scenarios = SERVICE_SCENARIOS.filter((s) => parts.has(s.id));
   if (scenarios.length > 0) {
-    await using(
-      () => targets.startService(serviceOptions(redisUrl, dir, 1)),
-      async (t) => {
-        for (const scenario of scenarios) {
-          if ((await probe(t.url, scenario, t.headers)) === 'missing') {
-            const note = 'N/A: route not served (404 unknown_endpoint)';
-            rows.push({ ...row(scenario.title, 'service', null), note });
-            continue;
-          }
-          log(`service: ${scenario.title}`);
-          const m = await measure(t, scenario.request);
-          rows.push(row(scenario.title, 'service', m, scenario.opsPerRequest));
-        }
-      },
-    );
+    const service = await start(() => targets.startService(serviceOptions(redis.url, dir, 1)));
+    for (const scenario of scenarios) {
+      if ((await probe(service.url, scenario, service.headers)) === 'missing') {
+        const note = 'N/A: route not served (404 unknown_endpoint)';
+        rows.push({ ...row(scenario.title, 'service', null), note });
+      } else {
+        job(scenario.title, 'service', service, scenario);
+      }
+    }
   }
   if (parts.has('workers')) {
-    log('service SVC_WORKERS=2: GET string');
-    const m = await using(() => targets.startService(serviceOptions(redisUrl, dir, 2)), measure);
-    rows.push(row('GET string', 'service SVC_WORKERS=2', m));
+    const workers = await start(() => targets.startService(serviceOptions(redis.url, dir, 2)));
+    job('GET string', 'service SVC_WORKERS=2', workers);
   }
-  return rows;
+  const stopAll = () => Promise.all(started.map((t) => t.server.stop()));
+  return { jobs, rows, stopAll };
+}
+
+/**
+ * A warm-up of every job, then `rounds` rounds each running every job once: a machine that gets busier or
+ * quieter during the run affects the baselines and the service alike. Each row is the job's median run.
+ */
+async function measureJobs(redis: RedisServer, dir: string, notes: string[]): Promise<Row[]> {
+  const { jobs, rows, stopAll } = await startAll(redis, dir, notes);
+  try {
+    const measured = { ...load, warmup: 0 };
+    for (const j of jobs) await measure(j.server, j.request, { ...load, duration: load.warmup, warmup: 0 });
+    for (let round = 1; round <= options.rounds; round++) {
+      log(`round ${round}/${options.rounds}: ${jobs.length} runs of ${load.duration} s`);
+      for (const j of jobs) j.runs.push(await measure(j.server, j.request, measured));
+    }
+  } finally {
+    await stopAll();
+  }
+  const measuredRows = jobs.map((j) => row(j.scenario, j.target, medianRun(j.runs), j.opsPerRequest));
+  return [...measuredRows, ...rows];
 }
 
 /** Three consecutive GET runs on one fresh service process; RSS read right after each. */
@@ -129,7 +158,7 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
   const started = Date.now();
   const info = machine(); // before the load: the load average says how busy the machine already was
   const notes: string[] = [];
-  const rows = [...(await baselines(redis, dir, notes)), ...(await service(redis.url, dir))];
+  const rows = await measureJobs(redis, dir, notes);
   const base = (target: string) => rows.find((r) => r.target === target);
   addRatios(rows, base('baseline (a) express'), base('baseline (b) node+ioredis'));
   const memoryRuns = parts.has('memory') ? await memory(redis.url, dir) : [];
@@ -158,7 +187,9 @@ async function main(): Promise<void> {
     for (const scenario of SERVICE_SCENARIOS) await scenario.seed?.(raw);
     if (options.profile) {
       const profileDir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
-      await profileRun(serviceOptions(redis.url, dir, 1), load, profileDir, log);
+      // One longer run per scenario: a profile needs more samples than a round's run gives.
+      const profileLoad = { ...load, duration: load.duration * options.rounds };
+      await profileRun(serviceOptions(redis.url, dir, 1), profileLoad, profileDir, log);
     } else {
       await measureAll(redis, dir);
     }
