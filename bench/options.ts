@@ -7,6 +7,7 @@ export const USAGE = `npm run bench -- [options]
   --memory             only the memory check: three consecutive GET runs (20 s, 5 s with --quick)
   --only=a,b           only these parts: express, node, webdis, get, post, hash, member, batch, workers, memory
   --set NAME=VALUE     an extra service setting, e.g. --set SVC_RATE_LIMIT_ENABLED=false (repeatable)
+  --node=OPTION        a node option for the service, e.g. --node=--max-old-space-size=1024 (repeatable)
   --rounds=N           how many times the runs go round the targets and scenarios (the median run is reported)
   --duration=S         seconds per measured run (per round)
   --connections=N      concurrent keep-alive connections (default 50)
@@ -33,6 +34,8 @@ export interface Options {
   parts: Set<string>;
   /** Extra SVC_* settings for the service. */
   settings: Record<string, string>;
+  /** Node options for the service's processes (V8 heap sizes, ...). */
+  nodeArgs: string[];
   load: LoadOptions;
   /** Each target and scenario is measured once per round, the rounds alternating them (median reported). */
   rounds: number;
@@ -62,6 +65,7 @@ export function parseOptions(args: string[]): Options {
     profile: flags.has('--profile'),
     parts,
     settings,
+    nodeArgs: args.filter((a) => a.startsWith('--node=')).map((a) => a.slice('--node='.length)),
     load: {
       connections: Number(value('connections') ?? 50),
       duration: Number(value('duration') ?? (quick ? 1.5 : 4)),

@@ -21,7 +21,10 @@ export async function profileRun(
     const profDir = path.join(outDir, scenario.id);
     rmSync(profDir, { recursive: true, force: true });
     mkdirSync(profDir, { recursive: true });
-    const t = await startService({ ...service, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
+    const t = await startService({
+      ...service,
+      nodeArgs: [...(service.nodeArgs ?? []), '--cpu-prof', `--cpu-prof-dir=${profDir}`],
+    });
     log(`profiling ${scenario.title}`);
     let m: Awaited<ReturnType<typeof drive>>;
     try {

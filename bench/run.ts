@@ -58,6 +58,7 @@ const serviceOptions = (redisUrl: string, dir: string, workers: number) => ({
   workers,
   logFile: path.join(dir, `service-${workers}-${Date.now()}.log`),
   settings: options.settings,
+  nodeArgs: options.nodeArgs,
 });
 
 /**
@@ -167,6 +168,7 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
   const seconds = Math.round((Date.now() - started) / 1000);
   const settings = Object.entries(options.settings).map(([k, v]) => `${k}=${v}`);
   if (settings.length > 0) notes.push(`service settings changed: ${settings.join(' ')}`);
+  if (options.nodeArgs.length > 0) notes.push(`service node options: ${options.nodeArgs.join(' ')}`);
   notes.push(`machine: ${info.nproc} CPUs (${info.cpu}), node ${info.node}, redis ${info.redis}`);
   notes.push(`load average at start ${info.loadavg.map((l) => l.toFixed(2)).join(' ')}; took ${seconds} s`);
   if (options.json) {
