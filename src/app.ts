@@ -33,8 +33,11 @@ export { OPENAPI_FILE };
 export interface AppDeps {
   config: Config;
   redis: RedisClient;
-  /** A second connection for the rate-limit counters (see Context); the data connection when not given. */
-  limiterRedis?: RedisClient;
+  /**
+   * The rate-limit counters' connection: `limiterConnection(redis)` (see rate-limit.ts), whose short command
+   * timeout keeps a hung Redis from holding requests back before the data call.
+   */
+  limiterRedis: RedisClient;
   logger: Logger;
   /** The loaded contract (built with the same limits as `config`); loaded from openapi.yaml when not given. */
   contract?: Contract;
@@ -79,7 +82,7 @@ export function createApp(deps: AppDeps): Apps {
   const ctx: Context = {
     config,
     redis: deps.redis,
-    limiterRedis: deps.limiterRedis ?? deps.redis,
+    limiterRedis: deps.limiterRedis,
     logger: deps.logger,
     keyspace: createKeyspace(config.keyPrefix),
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { createApp } from '../src/app';
-import { ConfigError, loadConfig } from '../src/config';
+import { type Config, ConfigError, loadConfig } from '../src/config';
 import { authenticationConfigured } from '../src/http/auth/credentials';
 import { createLogger } from '../src/observability/logger';
 import { createRedis } from '../src/redis/client';
@@ -12,6 +12,17 @@ import { contract, type TestApp, testApp } from './support/app';
 import { apiKey, basicAuth, bearer, keyNew } from './support/auth';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'auth-config-'));
+/** An app that is never served (its clients never connect): only its start-up checks run. */
+const build = (config: Config) => {
+  const redis = createRedis(config);
+  return createApp({
+    config,
+    redis,
+    limiterRedis: redis,
+    logger: createLogger(config.log, true),
+    contract: contract(),
+  });
+};
 const file = (name: string, content: unknown) => {
   const where = path.join(dir, name);
   writeFileSync(where, typeof content === 'string' ? content : JSON.stringify(content));
@@ -106,12 +117,7 @@ describe('the keys file', () => {
     const config = loadConfig({ SVC_API_KEYS_FILE: bad, SVC_API_KEYS: '{"keys": [' });
     let error: unknown;
     try {
-      createApp({
-        config,
-        redis: createRedis(config),
-        logger: createLogger(config.log, true),
-        contract: contract(),
-      });
+      build(config);
     } catch (err) {
       error = err;
     }
@@ -139,13 +145,7 @@ describe('the keys file', () => {
       ],
     });
     const config = loadConfig({ SVC_API_KEYS_FILE: clash });
-    const problems = () =>
-      createApp({
-        config,
-        redis: createRedis(config),
-        logger: createLogger(config.log, true),
-        contract: contract(),
-      });
+    const problems = () => build(config);
     expect(problems).toThrow("keys[1]: id 'a' is used twice");
     expect(problems).toThrow("keys[1] needs exactly one of 'key' and 'key_sha256'");
     expect(problems).toThrow('keys[2] holds the same key as another entry');
@@ -153,14 +153,7 @@ describe('the keys file', () => {
 
   test('when it cannot be read, then the start fails naming it', () => {
     const config = loadConfig({ SVC_API_KEYS_FILE: path.join(dir, 'nope.json') });
-    expect(() =>
-      createApp({
-        config,
-        redis: createRedis(config),
-        logger: createLogger(config.log, true),
-        contract: contract(),
-      }),
-    ).toThrow(/SVC_API_KEYS_FILE: cannot read .*nope\.json/);
+    expect(() => build(config)).toThrow(/SVC_API_KEYS_FILE: cannot read .*nope\.json/);
   });
 });
 

@@ -1,7 +1,10 @@
 import { randomInt } from 'node:crypto';
+import { Writable } from 'node:stream';
 import request from 'supertest';
+import winston from 'winston';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
+import { limiterConnection } from '../src/http/rate-limit';
 import { createLogger } from '../src/observability/logger';
 import { createRedis } from '../src/redis/client';
 import { contract, type TestApp, testApp } from './support/app';
@@ -164,11 +167,13 @@ describe('when Redis is down', () => {
     const server = await startRedisServer();
     const config = loadConfig({ ...LIMITED, SVC_REDIS_URL: server.url, SVC_PROTECTED_MODE: 'false' });
     const redis = createRedis(config);
+    const limiterRedis = limiterConnection(redis);
     try {
-      await redis.connect();
+      await Promise.all([redis.connect(), limiterRedis.connect()]);
       const app = createApp({
         config,
         redis,
+        limiterRedis,
         logger: createLogger(config.log, true),
         contract: contract(),
       }).data;
@@ -183,9 +188,38 @@ describe('when Redis is down', () => {
     } finally {
       // Closing a client that is still reconnecting leaves a handle open: let it reconnect, then quit.
       await server.start();
-      for (let i = 0; i < 100 && redis.status !== 'ready'; i++) await sleep(100);
-      await redis.quit();
+      for (let i = 0; i < 100 && (redis.status !== 'ready' || limiterRedis.status !== 'ready'); i++)
+        await sleep(100);
+      await Promise.all([redis.quit(), limiterRedis.quit()]);
       await server.stop();
+    }
+  });
+});
+
+describe('behind a proxy it was not told about', () => {
+  test('when requests carry X-Forwarded-For and SVC_TRUST_PROXY is false, then one warning says so', async () => {
+    const proxied = await testApp('rate-limit-proxy', { ...LIMITED, SVC_TRUST_PROXY: 'false' });
+    const warnings: string[] = [];
+    proxied.context.logger.configure({
+      level: 'warn',
+      transports: [
+        new winston.transports.Stream({
+          stream: new Writable({
+            objectMode: true,
+            write(info: { message: string; cause?: string }, _encoding, done) {
+              warnings.push(`${info.message}: ${info.cause}`);
+              done();
+            },
+          }),
+        }),
+      ],
+    });
+    try {
+      await hit(proxied, '10.9.9.9');
+      await hit(proxied, '10.9.9.8');
+      expect(warnings).toEqual([expect.stringMatching(/X-Forwarded-For .* SVC_TRUST_PROXY is false/)]);
+    } finally {
+      await proxied.close();
     }
   });
 });

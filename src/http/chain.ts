@@ -1,11 +1,14 @@
 // Several middleware functions as one: each router layer costs Express a path match and several allocations.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
-/** Calls `handler` as Express 5 would: a thrown error or a rejected promise goes to `next`. */
+/**
+ * Calls `handler` as Express 5 would: a thrown error or a rejected promise goes to `next` (a promise rejected
+ * without a reason as an Error, so that it cannot pass for a call of `next()`).
+ */
 function call(handler: RequestHandler, req: Request, res: Response, next: NextFunction): void {
   try {
     const result: unknown = handler(req, res, next);
-    if (result instanceof Promise) result.catch(next);
+    if (result instanceof Promise) result.catch((err: unknown) => next(err || new Error('Rejected promise')));
   } catch (err) {
     next(err);
   }

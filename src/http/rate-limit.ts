@@ -71,13 +71,29 @@ function sendCommand(ctx: Context) {
   };
 }
 
+/** What express-rate-limit's default key generator warns about once: a proxy setting that defeats the limit. */
+function proxyWarning(req: Request, trustProxy: Config['trustProxy']): string | undefined {
+  if (trustProxy === true)
+    return 'SVC_TRUST_PROXY=true believes any X-Forwarded-For, so a client can pick its own rate-limit key: set it to the proxy address or hop count';
+  if (!trustProxy && (req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined))
+    return 'requests carry X-Forwarded-For or Forwarded but SVC_TRUST_PROXY is false: every client behind that proxy shares one rate-limit budget';
+  return undefined;
+}
+
 /**
  * The client's key: its address, or its /56 network for IPv6 (express-rate-limit's own rule). Synchronous, unlike
- * the default, and parsing an IPv6 address (about 5 µs) happens once per address.
+ * the default, and parsing an IPv6 address (about 5 µs) happens once per address. Like the default, it warns
+ * once about a proxy setting that defeats the limit.
  */
-function clientKey(): (req: Request) => string {
+function clientKey(ctx: Context): (req: Request) => string {
   const networks = new Map<string, string>();
+  let warned = false;
   return (req) => {
+    if (!warned) {
+      const warning = proxyWarning(req, ctx.config.trustProxy);
+      if (warning) ctx.logger.warn('rate limiter', { cause: warning });
+      warned = warning !== undefined;
+    }
     const ip = req.ip ?? '';
     if (!isIPv6(ip)) return ip;
     let key = networks.get(ip);
@@ -118,7 +134,7 @@ function build(ctx: Context, family: Family, windowSeconds: number): RequestHand
     legacyHeaders: false,
     store,
     passOnStoreError: true,
-    keyGenerator: clientKey(),
+    keyGenerator: clientKey(ctx),
     handler: (req, _res, next) => next(tooMany(req, family, windowSeconds)),
     // Limiters are (re)built on first use and after a reload changes the window, i.e. inside a request.
     validate: { creationStack: false },
