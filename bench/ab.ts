@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { startRedisServer } from '../tests/support/redis-server';
-import { drive, type LoadOptions } from './load';
+import type { LoadOptions } from './load';
 import { type Scenario, SERVICE_SCENARIOS } from './scenarios';
-import { startService, type Target } from './targets';
+import { driveTarget, startService, type Target } from './targets';
 
 const USAGE = `node dist/bench/ab.js [--rounds=8] [--duration=2] [--only=get,post] VARIANT...
   VARIANT: name[:item,...], item = SVC_NAME=value, node=--option or path/to/main.js`;
@@ -36,8 +36,7 @@ function parseVariant(arg: string): Variant {
   return variant;
 }
 
-const run = (t: Target, s: Scenario, opts: LoadOptions) =>
-  drive(t.url, { ...s.request, headers: { ...s.request.headers, ...t.headers } }, t.server.pid, opts);
+const run = (t: Target, s: Scenario, opts: LoadOptions) => driveTarget(t, s.request, opts);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
 

@@ -2,9 +2,9 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { formatSummary, summarise } from './cpuprofile';
-import { drive, type LoadOptions } from './load';
+import type { LoadOptions, Measurement } from './load';
 import { SERVICE_SCENARIOS } from './scenarios';
-import { type ServiceOptions, startService } from './targets';
+import { driveTarget, type ServiceOptions, startService } from './targets';
 
 /**
  * One service process per scenario, started with --cpu-prof; it writes its profile when it exits (SIGTERM).
@@ -26,10 +26,9 @@ export async function profileRun(
       nodeArgs: [...(service.nodeArgs ?? []), '--cpu-prof', `--cpu-prof-dir=${profDir}`],
     });
     log(`profiling ${scenario.title}`);
-    let m: Awaited<ReturnType<typeof drive>>;
+    let m: Measurement;
     try {
-      const spec = { ...scenario.request, headers: { ...scenario.request.headers, ...t.headers } };
-      m = await drive(t.url, spec, t.server.pid, load);
+      m = await driveTarget(t, scenario.request, load);
     } finally {
       await t.server.stop();
     }

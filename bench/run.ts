@@ -5,12 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { type RedisServer, startRedisServer } from '../tests/support/redis-server';
-import { drive, type Measurement, medianRun, type RequestSpec } from './load';
+import { type Measurement, medianRun, type RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
 import { rssNow } from './processes';
 import { profileRun } from './profile';
 import { addRatios, checks, formatText, type MemoryRun, type Row, row } from './report';
-import { GET_STRING, probe, SERVICE_SCENARIOS } from './scenarios';
+import { GET_STRING, probe, type Scenario, SERVICE_SCENARIOS } from './scenarios';
 import * as targets from './targets';
 
 if (process.argv.includes('--help')) {
@@ -41,7 +41,7 @@ async function using<T>(
 }
 
 const measure = (t: targets.Target, spec = GET_STRING.request, opts = load) =>
-  drive(t.url, { ...spec, headers: { ...spec.headers, ...t.headers } }, t.server.pid, opts);
+  targets.driveTarget(t, spec, opts);
 
 /** One row of the table: a scenario against a target. */
 interface Job {
@@ -74,21 +74,21 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
   };
   const jobs: Job[] = [];
   const rows: Row[] = [];
-  const job = (scenario: string, target: string, server: targets.Target, s = GET_STRING) =>
-    jobs.push({ scenario, target, server, request: s.request, opsPerRequest: s.opsPerRequest, runs: [] });
+  const job = (
+    scenario: string,
+    target: string,
+    server: targets.Target,
+    { request, opsPerRequest }: Pick<Scenario, 'request' | 'opsPerRequest'> = GET_STRING,
+  ) => jobs.push({ scenario, target, server, request, opsPerRequest, runs: [] });
   if (parts.has('express'))
     job('GET string', 'baseline (a) express', await start(targets.startExpressBaseline));
   if (parts.has('node'))
     job('GET string', 'baseline (b) node+ioredis', await start(() => targets.startNodeBaseline(redis.url)));
   if (parts.has('webdis') && targets.onPath('webdis')) {
     const webdis = await start(() => targets.startWebdis(redis.port, dir));
-    jobs.push({
-      scenario: 'GET string',
-      target: 'baseline (c) webdis',
-      server: webdis,
+    job('GET string', 'baseline (c) webdis', webdis, {
       request: { method: 'GET', path: '/GET/bench:string' },
       opsPerRequest: 1,
-      runs: [],
     });
   } else if (parts.has('webdis')) {
     notes.push('baseline (c) webdis skipped: no `webdis` binary on the PATH');

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../tests/support/redis-server';
+import { drive, type LoadOptions, type RequestSpec } from './load';
 import { answers, type ServerProcess, startServer } from './processes';
 import { STRING_KEY, VALUE } from './scenarios';
 
@@ -12,6 +13,10 @@ export interface Target {
   /** Headers every request carries (the API key). */
   readonly headers: Record<string, string>;
 }
+
+/** Drives `t` with `spec`, adding the headers every request to it carries (the API key). */
+export const driveTarget = (t: Target, spec: RequestSpec, opts: LoadOptions) =>
+  drive(t.url, { ...spec, headers: { ...spec.headers, ...t.headers } }, t.server.pid, opts);
 
 const MAIN = path.join(__dirname, '..', 'src', 'main.js');
 /** Only PATH from the caller's environment: a stray SVC_* variable must not change what is measured. */
