@@ -73,12 +73,8 @@ export class Routes {
       const input = operation.validate({ params: req.params, headers: req.headers, body: req.body });
       return handler(input, req, res);
     };
-    const chain: RequestHandler[] = [this.guards, run];
-    if (operation.hasBody) chain.splice(1, 0, this.readBody(path));
-    this.router[method](
-      PREFIXES.map((prefix) => prefix + expressPath(path)),
-      ...chain,
-    );
+    const body = operation.hasBody ? [this.readBody(path)] : [];
+    this.router[method](underPrefixes(path), this.guards, ...body, run);
   }
 }
 
@@ -91,15 +87,16 @@ function requireJson(req: Request): void {
   }
 }
 
-/** '/store/string/{key}' -> '/string/:key' (to be put under each prefix). */
-function expressPath(path: string): string {
-  return path.replace(/^\/store/, '').replace(/\{(\w+)\}/g, ':$1');
+/** '/store/string/{key}' -> ['/store/string/:key', '/api/string/:key']: the Express paths under every prefix. */
+function underPrefixes(path: string): string[] {
+  const relative = path.replace(/^\/store/, '').replace(/\{(\w+)\}/g, ':$1');
+  return PREFIXES.map((prefix) => prefix + relative);
 }
 
 /** Answers what no route took: 405 with Allow when the path exists with other methods, else 404. */
 export function fallback(operations: readonly Operation[]): RequestHandler {
   const paths = [...new Set(operations.map((o) => o.path))].map((path) => ({
-    matches: PREFIXES.map((prefix) => match(prefix + expressPath(path))),
+    matches: underPrefixes(path).map((p) => match(p)),
     methods: operations.filter((o) => o.path === path).map((o) => o.method.toUpperCase()),
   }));
   return (req, res) => {
