@@ -1,5 +1,5 @@
 // The benchmark's results: rows with ratios to the baselines, the issue's targets checked, as a table or JSON.
-import type { Measurement } from './load';
+import { type Measurement, medianRun } from './load';
 
 export interface Row {
   scenario: string;
@@ -19,6 +19,8 @@ export interface Row {
   loadgenCpuPercent: number | null;
   /** Server CPU time per request, µs: steadier than req/s when other work shares the machine. */
   cpuUsPerRequest: number | null;
+  /** req/s of each round's run, in round order: a ratio pairs the runs of the same round (see `ratio`). */
+  rounds: number[];
   note?: string;
 }
 
@@ -35,11 +37,13 @@ export interface Check {
   pass: boolean;
 }
 
-export function row(scenario: string, target: string, m: Measurement | null, opsPerRequest = 1): Row {
+/** A row from a job's runs (one per round; none when the scenario could not run). */
+export function row(scenario: string, target: string, runs: Measurement[], opsPerRequest = 1): Row {
   const none = { reqPerSec: null, opsPerSec: null, p50Ms: null, p99Ms: null, maxRssMb: null };
   const noCpu = { serverCpuPercent: null, loadgenCpuPercent: null, cpuUsPerRequest: null };
-  const base = { scenario, target, vsExpress: null, vsNode: null };
-  if (!m) return { ...base, ...none, ...noCpu };
+  const base = { scenario, target, vsExpress: null, vsNode: null, rounds: runs.map((r) => r.reqPerSec) };
+  if (runs.length === 0) return { ...base, ...none, ...noCpu };
+  const m = medianRun(runs);
   const invalid = m.non2xx + m.errors > 0 ? `INVALID: ${m.non2xx} non-2xx, ${m.errors} errors` : undefined;
   return {
     ...base,
@@ -55,13 +59,27 @@ export function row(scenario: string, target: string, m: Measurement | null, ops
   };
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
+
+/**
+ * req/s of `r` over `base`'s: the median over the rounds of the two runs' ratio in each round, so that the VM
+ * getting faster or slower between rounds does not count (the runs of a round are seconds apart); the ratio of
+ * the medians when the rows have no runs in common.
+ */
+export function ratio(r: Row, base?: Row): number | null {
+  if (r.reqPerSec === null || !base?.reqPerSec) return null;
+  const paired = r.rounds.length > 0 && r.rounds.length === base.rounds.length;
+  return paired
+    ? median(r.rounds.map((rps, i) => rps / (base.rounds[i] as number)))
+    : r.reqPerSec / base.reqPerSec;
+}
+
 /** Fills the ratio columns from the two baseline rows. */
 export function addRatios(rows: Row[], express?: Row, node?: Row): void {
-  const ratio = (r: Row, base?: Row) =>
-    r.reqPerSec !== null && base?.reqPerSec ? round(r.reqPerSec / base.reqPerSec, 2) : null;
+  const rounded = (n: number | null) => (n === null ? null : round(n, 2));
   for (const r of rows) {
-    r.vsExpress = ratio(r, express);
-    r.vsNode = ratio(r, node);
+    r.vsExpress = rounded(ratio(r, express));
+    r.vsNode = rounded(ratio(r, node));
   }
 }
 
@@ -79,8 +97,8 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
   const out: Check[] = [];
   for (const name of ['GET string', 'POST string']) {
     const r = find(name);
-    if (!r || !express?.reqPerSec || !express.p99Ms) continue;
-    const speed = (r.reqPerSec as number) / express.reqPerSec;
+    const speed = r && ratio(r, express);
+    if (!r || !speed || !express?.p99Ms) continue;
     out.push({
       target: `${name}: req/s >= 0.8 x (a)`,
       measured: `${speed.toFixed(2)} x`,
@@ -100,8 +118,8 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
   }
   const single = find('GET string');
   const workers = find('GET string', 'service SVC_WORKERS=2');
-  if (single && workers) {
-    const gain = (workers.reqPerSec as number) / (single.reqPerSec as number);
+  const gain = workers && ratio(workers, single);
+  if (gain) {
     out.push({
       target: 'SVC_WORKERS=2: >= 1.3 x one process',
       measured: `${gain.toFixed(2)} x`,

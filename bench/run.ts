@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { type RedisServer, startRedisServer } from '../tests/support/redis-server';
-import { type Measurement, medianRun, type RequestSpec } from './load';
+import type { Measurement, RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
 import { rssNow } from './processes';
 import { profileRun } from './profile';
@@ -99,7 +99,7 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
     for (const scenario of scenarios) {
       if ((await probe(service.url, scenario, service.headers)) === 'missing') {
         const note = 'N/A: route not served (404 unknown_endpoint)';
-        rows.push({ ...row(scenario.title, 'service', null), note });
+        rows.push({ ...row(scenario.title, 'service', []), note });
       } else {
         job(scenario.title, 'service', service, scenario);
       }
@@ -113,6 +113,23 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
   return { jobs, rows, stopAll };
 }
 
+/** The rows a target compares, in the order they run within a round: each next to the one it is compared with. */
+const RUN_FIRST = [
+  ['GET string', 'service SVC_WORKERS=2'],
+  ['GET string', 'service'],
+  ['GET string', 'baseline (a) express'],
+  ['POST string', 'service'],
+];
+
+/** The jobs in the order they run in a round: RUN_FIRST's, then the others as listed (the table keeps its order). */
+function runOrder(jobs: Job[]): Job[] {
+  const rank = (j: Job) => {
+    const i = RUN_FIRST.findIndex(([scenario, target]) => j.scenario === scenario && j.target === target);
+    return i < 0 ? RUN_FIRST.length : i;
+  };
+  return [...jobs].sort((a, b) => rank(a) - rank(b));
+}
+
 /**
  * A warm-up of every job, then `rounds` rounds each running every job once: a machine that gets busier or
  * quieter during the run affects the baselines and the service alike. Each row is the job's median run.
@@ -121,15 +138,16 @@ async function measureJobs(redis: RedisServer, dir: string, notes: string[]): Pr
   const { jobs, rows, stopAll } = await startAll(redis, dir, notes);
   try {
     const measured = { ...load, warmup: 0 };
-    for (const j of jobs) await measure(j.server, j.request, { ...load, duration: load.warmup, warmup: 0 });
+    const order = runOrder(jobs);
+    for (const j of order) await measure(j.server, j.request, { ...load, duration: load.warmup, warmup: 0 });
     for (let round = 1; round <= options.rounds; round++) {
       log(`round ${round}/${options.rounds}: ${jobs.length} runs of ${load.duration} s`);
-      for (const j of jobs) j.runs.push(await measure(j.server, j.request, measured));
+      for (const j of order) j.runs.push(await measure(j.server, j.request, measured));
     }
   } finally {
     await stopAll();
   }
-  const measuredRows = jobs.map((j) => row(j.scenario, j.target, medianRun(j.runs), j.opsPerRequest));
+  const measuredRows = jobs.map((j) => row(j.scenario, j.target, j.runs, j.opsPerRequest));
   return [...measuredRows, ...rows];
 }
 

@@ -1,0 +1,56 @@
+// The benchmark's ratios (bench/report.ts): runs of the same round are paired, so that a VM that drifts
+// between rounds does not move the ratio.
+import { addRatios, checks, type Row, ratio } from '../bench/report';
+
+const rowOf = (target: string, rounds: number[], scenario = 'GET string'): Row => ({
+  scenario,
+  target,
+  reqPerSec: [...rounds].sort((a, b) => a - b)[Math.floor((rounds.length - 1) / 2)] ?? null,
+  opsPerSec: null,
+  p50Ms: 1,
+  p99Ms: 10,
+  maxRssMb: 100,
+  vsExpress: null,
+  vsNode: null,
+  serverCpuPercent: null,
+  loadgenCpuPercent: null,
+  cpuUsPerRequest: null,
+  rounds,
+});
+
+test('when the machine slows down between rounds, then the paired ratio stays that of each round', () => {
+  // Each round the service does 0.8 x (a), but the rounds ran at different speeds.
+  const express = rowOf('baseline (a) express', [10_000, 5_000, 8_000]);
+  const service = rowOf('service', [8_000, 4_000, 6_400]);
+  expect(ratio(service, express)).toBeCloseTo(0.8);
+  // The ratio of the medians would have said 6,400 / 8,000 too here; with the slow round elsewhere it does not:
+  const drifted = rowOf('service', [4_000, 8_000, 6_400]);
+  const base = rowOf('baseline (a) express', [5_000, 10_000, 8_000]);
+  expect(ratio(drifted, base)).toBeCloseTo(0.8);
+});
+
+test('when the rows have different rounds, then the ratio is that of the medians', () => {
+  expect(ratio(rowOf('service', [6_000]), rowOf('baseline (a) express', [10_000, 8_000, 9_000]))).toBeCloseTo(
+    6_000 / 9_000,
+  );
+  expect(ratio(rowOf('service', []), rowOf('baseline (a) express', [10_000]))).toBeNull();
+});
+
+test('when the targets are checked, then the ratios are the paired ones', () => {
+  const rows = [
+    rowOf('baseline (a) express', [10_000, 5_000, 8_000]),
+    rowOf('service', [8_000, 4_000, 6_400]),
+    rowOf('service SVC_WORKERS=2', [12_000, 5_000, 8_320]),
+  ];
+  addRatios(rows, rows[0]);
+  expect(rows[1]?.vsExpress).toBe(0.8);
+  const found = checks(rows, []);
+  expect(found.find((c) => c.target.startsWith('GET string: req/s'))).toMatchObject({
+    measured: '0.80 x',
+    pass: true,
+  });
+  expect(found.find((c) => c.target.startsWith('SVC_WORKERS=2'))).toMatchObject({
+    measured: '1.30 x',
+    pass: true,
+  });
+});
