@@ -4,7 +4,7 @@ import request from 'supertest';
 import winston from 'winston';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { limiterConnection } from '../src/http/rate-limit';
+import { CoalescingRedisStore, limiterConnection } from '../src/http/rate-limit';
 import { createLogger } from '../src/observability/logger';
 import { createRedis } from '../src/redis/client';
 import { contract, type TestApp, testApp } from './support/app';
@@ -158,6 +158,76 @@ describe('configuration', () => {
       expect((await hit(live, ip)).headers['ratelimit-limit']).toBeUndefined();
     } finally {
       await live.close();
+    }
+  });
+});
+
+describe('a busy client (increments that come while its counter call is in flight go together)', () => {
+  test('when it sends many requests at once, then exactly the limit gets through, each with its own count', async () => {
+    const ip = newClient();
+    const limit = 5;
+    const busy = await testApp('rate-limit-busy', { ...LIMITED, SVC_RATE_LIMIT_REQUESTS: String(limit) });
+    try {
+      const responses = await Promise.all(Array.from({ length: 12 }, () => hit(busy, ip)));
+      const passed = responses.filter((r) => r.status !== 429);
+      expect(passed).toHaveLength(limit);
+      expect(passed.map((r) => Number(r.headers['ratelimit-remaining'])).sort()).toEqual([0, 1, 2, 3, 4]);
+      expect(await busy.raw.get(`#svc:rl:data:${ip}`)).toBe('12');
+    } finally {
+      await busy.close();
+    }
+  });
+
+  /** A store on the test app's limiter connection whose counter calls are recorded (hits asked for per call). */
+  const recordingStore = (fail = () => false) => {
+    const calls: number[] = [];
+    const redis = t.context.limiterRedis;
+    const store = new CoalescingRedisStore(
+      {
+        sendCommand: (...args: string[]) => redis.call(...(args as [string])) as Promise<number>,
+        prefix: '#svc:rl:test:',
+      },
+      (key, by, windowMs) => {
+        calls.push(by);
+        return fail()
+          ? Promise.reject(new Error('Redis went away'))
+          : redis.rateLimitIncrement(key, by, windowMs);
+      },
+    );
+    store.init({ windowMs: 60_000 } as Parameters<CoalescingRedisStore['init']>[0]);
+    return { store, calls };
+  };
+
+  test('when increments come while one is in flight, then they go to Redis as one call with their count', async () => {
+    const ip = newClient();
+    const { store, calls } = recordingStore();
+    try {
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.increment(ip)));
+      expect(results.map((r) => r.totalHits)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(calls).toEqual([1, 9]);
+      expect((await store.increment(ip)).totalHits).toBe(11);
+      expect(calls).toEqual([1, 9, 1]);
+      const ttl = await t.raw.pttl(`#svc:rl:test:${ip}`);
+      expect(ttl).toBeGreaterThan(50_000);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    } finally {
+      await t.raw.del(`#svc:rl:test:${ip}`);
+    }
+  });
+
+  test('when a counter call fails, then its increments fail and those waiting behind it are still counted', async () => {
+    const ip = newClient();
+    let call = 0;
+    const { store, calls } = recordingStore(() => ++call === 1);
+    try {
+      const results = await Promise.allSettled(Array.from({ length: 4 }, () => store.increment(ip)));
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.totalHits] : []))).toEqual([
+        1, 2, 3,
+      ]);
+      expect(calls).toEqual([1, 3]);
+    } finally {
+      await t.raw.del(`#svc:rl:test:${ip}`);
     }
   });
 });

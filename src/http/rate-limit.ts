@@ -1,9 +1,9 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { type ClientRateLimitInfo, ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { Cluster } from 'ioredis';
-import { RedisStore } from 'rate-limit-redis';
+import { RedisStore, type Options as StoreOptions } from 'rate-limit-redis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/client';
@@ -47,11 +47,27 @@ export function limiterConnection(redis: RedisClient): RedisClient {
 }
 
 /**
+ * Fails fast for STORE_BACKOFF_MS after Redis did not answer the limiter (a Redis error reply does not count): a
+ * hung Redis then holds a request back for one command timeout at most, not one per counter call.
+ */
+function backoff() {
+  let skipUntil = 0;
+  return <T>(call: () => Promise<T>): Promise<T> => {
+    if (Date.now() < skipUntil)
+      return Promise.reject(new Error('Redis did not answer the rate limiter recently'));
+    return call().catch((err: Error) => {
+      if (err.name !== 'ReplyError') skipUntil = Date.now() + STORE_BACKOFF_MS;
+      throw err;
+    });
+  };
+}
+type Guard = ReturnType<typeof backoff>;
+
+/**
  * rate-limit-redis sends raw commands, on the limiter's own connection (ctx.limiterRedis, see limiterConnection).
  * On a Cluster the store's scripts must be loaded on every master.
  */
-function sendCommand(ctx: Context) {
-  let skipUntil = 0;
+function sendCommand(ctx: Context, guard: Guard) {
   const send = (name: string, args: string[]): Promise<unknown> => {
     if (ctx.limiterRedis.isCluster && name.toUpperCase() === 'SCRIPT') {
       const masters = (ctx.limiterRedis as Cluster).nodes('master');
@@ -59,16 +75,60 @@ function sendCommand(ctx: Context) {
     }
     return ctx.limiterRedis.call(name, ...args);
   };
-  return async (...args: string[]) => {
-    if (Date.now() < skipUntil) throw new Error('Redis did not answer the rate limiter recently');
+  return (...args: string[]) => {
     const [name, ...rest] = args as [string, ...string[]];
-    try {
-      return (await send(name, rest)) as string | number;
-    } catch (err) {
-      if ((err as Error).name !== 'ReplyError') skipUntil = Date.now() + STORE_BACKOFF_MS;
-      throw err;
-    }
+    return guard(() => send(name, rest) as Promise<string | number>);
   };
+}
+
+type Waiter = { resolve: (info: ClientRateLimitInfo) => void; reject: (err: unknown) => void };
+
+/**
+ * rate-limit-redis's store, with the increments of a key that come while a call for it is in flight sent together
+ * when that call returns, as one INCRBY (rate-limit-increment-1.lua: its increment script with a count). A busy
+ * client then costs one counter call per round trip instead of one per request; a quiet one is counted at once,
+ * as before. The counts are those of the calls made one after another: the n increments of one call get
+ * hits - n + 1 ... hits, in the order they came, so the limit holds exactly. Reads and resets are the store's own.
+ */
+export class CoalescingRedisStore extends RedisStore {
+  /** Per key with a call in flight: the increments waiting for it to return. */
+  private readonly waiting = new Map<string, Waiter[]>();
+
+  constructor(
+    options: StoreOptions,
+    private readonly incrementBy: (key: string, by: number, windowMs: number) => Promise<[number, number]>,
+  ) {
+    super(options);
+  }
+
+  override increment(key: string): Promise<ClientRateLimitInfo> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.waiting.get(key);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.send(key, [{ resolve, reject }]);
+    });
+  }
+
+  private send(key: string, batch: Waiter[]): void {
+    this.waiting.set(key, []);
+    this.incrementBy(this.prefixKey(key), batch.length, this.windowMs).then(
+      ([hits, msLeft]) => {
+        const resetTime = new Date(Date.now() + Number(msLeft));
+        batch.forEach((w, i) => w.resolve({ totalHits: Number(hits) - batch.length + 1 + i, resetTime }));
+        this.sendWaiting(key);
+      },
+      (err) => {
+        for (const w of batch) w.reject(err);
+        this.sendWaiting(key);
+      },
+    );
+  }
+
+  private sendWaiting(key: string): void {
+    const waiting = this.waiting.get(key) as Waiter[];
+    if (waiting.length > 0) this.send(key, waiting);
+    else this.waiting.delete(key);
+  }
 }
 
 /** What express-rate-limit's default key generator warns about once: a proxy setting that defeats the limit. */
@@ -121,10 +181,11 @@ function tooMany(req: Request, family: Family, windowSeconds: number): ApiError 
 
 /** One express-rate-limit instance for a window length; the limit itself is read from ctx.config per request. */
 function build(ctx: Context, family: Family, windowSeconds: number): RequestHandler {
-  const store = new RedisStore({
-    sendCommand: sendCommand(ctx),
-    prefix: ctx.keyspace.internal('rl', family, ''),
-  });
+  const guard = backoff();
+  const store = new CoalescingRedisStore(
+    { sendCommand: sendCommand(ctx, guard), prefix: ctx.keyspace.internal('rl', family, '') },
+    (key, by, windowMs) => guard(() => ctx.limiterRedis.rateLimitIncrement(key, by, windowMs)),
+  );
   // The store loads its scripts at once; while Redis is down that fails and is retried on use.
   for (const loading of [store.incrementScriptSha, store.getScriptSha]) loading.catch(() => {});
   return rateLimit({

@@ -14,6 +14,8 @@ export interface ScriptCommands {
   typedWrite(key: string, ...argv: (string | number)[]): Promise<[number, unknown, number] | null>;
   /** The keys (one per operation), then one JSON array: per operation 'r' or 'w' and its arguments. */
   typedBatch(numberOfKeys: number, keys: string[], argv: [string]): Promise<unknown[]>;
+  /** Adds `by` hits to a rate-limit counter with a window of `windowMs`: [hits, ms left in the window]. */
+  rateLimitIncrement(key: string, by: number, windowMs: number): Promise<[number, number]>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
@@ -26,6 +28,7 @@ const SCRIPTS = {
   typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
   // The key count comes first in each call.
   typedBatch: { lua: script('typed-batch-n.lua') },
+  rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },
 };
 
 export function redisMode(config: Config): RedisMode {

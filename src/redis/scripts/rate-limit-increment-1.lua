@@ -1,0 +1,10 @@
+-- Adds ARGV[1] hits to a rate-limit counter (KEYS[1]) whose window is ARGV[2] ms; returns { hits, ms left }.
+-- rate-limit-redis's increment script with a count: one call stands for ARGV[1] calls of that script, in a row.
+local by = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local timeToExpire = redis.call('PTTL', KEYS[1])
+if timeToExpire <= 0 then
+  redis.call('SET', KEYS[1], by, 'PX', windowMs)
+  return { by, windowMs }
+end
+return { redis.call('INCRBY', KEYS[1], by), timeToExpire }
