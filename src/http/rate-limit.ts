@@ -84,15 +84,15 @@ function sendCommand(ctx: Context, guard: Guard) {
 type Waiter = { resolve: (info: ClientRateLimitInfo) => void; reject: (err: unknown) => void };
 
 /**
- * rate-limit-redis's store, with the increments of a key that come while a call for it is in flight sent together
- * when that call returns, as one INCRBY (rate-limit-increment-1.lua: its increment script with a count). A busy
- * client then costs one counter call per round trip instead of one per request; a quiet one is counted at once,
- * as before. The counts are those of the calls made one after another: the n increments of one call get
- * hits - n + 1 ... hits, in the order they came, so the limit holds exactly. Reads and resets are the store's own.
+ * rate-limit-redis's store, with the increments of one key asked for in the same turn of the event loop sent to
+ * Redis as one call (rate-limit-increment-1.lua: its increment script with a count), at the end of the turn. A busy
+ * client's requests that arrive together then cost one counter call instead of one each. The counts are those of
+ * the calls made one after another: the n increments of one call get hits - n + 1 ... hits, in the order they
+ * were asked for, so the limit holds exactly. Reads and resets are the store's own.
  */
 export class CoalescingRedisStore extends RedisStore {
-  /** Per key with a call in flight: the increments waiting for it to return. */
-  private readonly waiting = new Map<string, Waiter[]>();
+  /** The increments asked for in this turn, per key; sent by `flush`. */
+  private pending = new Map<string, Waiter[]>();
 
   constructor(
     options: StoreOptions,
@@ -103,31 +103,27 @@ export class CoalescingRedisStore extends RedisStore {
 
   override increment(key: string): Promise<ClientRateLimitInfo> {
     return new Promise((resolve, reject) => {
-      const waiting = this.waiting.get(key);
+      if (this.pending.size === 0) setImmediate(() => this.flush());
+      const waiting = this.pending.get(key);
       if (waiting) waiting.push({ resolve, reject });
-      else this.send(key, [{ resolve, reject }]);
+      else this.pending.set(key, [{ resolve, reject }]);
     });
   }
 
-  private send(key: string, batch: Waiter[]): void {
-    this.waiting.set(key, []);
-    this.incrementBy(this.prefixKey(key), batch.length, this.windowMs).then(
-      ([hits, msLeft]) => {
-        const resetTime = new Date(Date.now() + Number(msLeft));
-        batch.forEach((w, i) => w.resolve({ totalHits: Number(hits) - batch.length + 1 + i, resetTime }));
-        this.sendWaiting(key);
-      },
-      (err) => {
-        for (const w of batch) w.reject(err);
-        this.sendWaiting(key);
-      },
-    );
-  }
-
-  private sendWaiting(key: string): void {
-    const waiting = this.waiting.get(key) as Waiter[];
-    if (waiting.length > 0) this.send(key, waiting);
-    else this.waiting.delete(key);
+  private flush(): void {
+    const batches = this.pending;
+    this.pending = new Map();
+    for (const [key, batch] of batches) {
+      this.incrementBy(this.prefixKey(key), batch.length, this.windowMs).then(
+        ([hits, msLeft]) => {
+          const resetTime = new Date(Date.now() + Number(msLeft));
+          batch.forEach((w, i) => w.resolve({ totalHits: Number(hits) - batch.length + 1 + i, resetTime }));
+        },
+        (err) => {
+          for (const w of batch) w.reject(err);
+        },
+      );
+    }
   }
 }
 
