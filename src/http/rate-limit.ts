@@ -117,7 +117,8 @@ export class CoalescingRedisStore extends RedisStore {
       this.incrementBy(this.prefixKey(key), batch.length, this.windowMs).then(
         ([hits, msLeft]) => {
           const resetTime = new Date(Date.now() + Number(msLeft));
-          batch.forEach((w, i) => w.resolve({ totalHits: Number(hits) - batch.length + 1 + i, resetTime }));
+          const first = Number(hits) - batch.length + 1;
+          for (const [i, w] of batch.entries()) w.resolve({ totalHits: first + i, resetTime });
         },
         (err) => {
           for (const w of batch) w.reject(err);
