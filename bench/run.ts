@@ -142,7 +142,9 @@ async function measureJobs(redis: RedisServer, dir: string, notes: string[]): Pr
     for (const j of order) await measure(j.server, j.request, { ...load, duration: load.warmup, warmup: 0 });
     for (let round = 1; round <= options.rounds; round++) {
       log(`round ${round}/${options.rounds}: ${jobs.length} runs of ${load.duration} s`);
-      for (const j of order) j.runs.push(await measure(j.server, j.request, measured));
+      // Every other round in reverse, so that running after another target weighs on each side alike.
+      for (const j of round % 2 ? order : [...order].reverse())
+        j.runs.push(await measure(j.server, j.request, measured));
     }
   } finally {
     await stopAll();
