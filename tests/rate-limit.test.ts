@@ -4,7 +4,8 @@ import request from 'supertest';
 import winston from 'winston';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { CoalescingRedisStore, limiterConnection } from '../src/http/rate-limit';
+import { limiterConnection } from '../src/http/rate-limit';
+import { CoalescingRedisStore, type IncrementBy } from '../src/http/rate-limit-store';
 import { createLogger } from '../src/observability/logger';
 import { createRedis } from '../src/redis/client';
 import { contract, type TestApp, testApp } from './support/app';
@@ -171,62 +172,110 @@ describe('a busy client (the increments of one turn go to Redis together)', () =
       const responses = await Promise.all(Array.from({ length: 12 }, () => hit(busy, ip)));
       const passed = responses.filter((r) => r.status !== 429);
       expect(passed).toHaveLength(limit);
-      expect(passed.map((r) => Number(r.headers['ratelimit-remaining'])).sort()).toEqual([0, 1, 2, 3, 4]);
+      expect(passed.map((r) => Number(r.headers['ratelimit-remaining'])).sort((a, b) => a - b)).toEqual([
+        0, 1, 2, 3, 4,
+      ]);
       expect(await busy.raw.get(`#svc:rl:data:${ip}`)).toBe('12');
     } finally {
       await busy.close();
     }
   });
 
-  /** A store on the test app's limiter connection whose counter calls are recorded (hits asked for per call). */
-  const recordingStore = (fail = () => false) => {
+  const PREFIX = '#svc:rl:test:';
+  type Behave = (key: string, real: () => Promise<[number, number]>) => Promise<[number, number]>;
+  /**
+   * A store on the test app's limiter connection whose counter calls are recorded (the hits asked for per call);
+   * `behave` decides what a call does (by default it goes to Redis).
+   */
+  const recordingStore = (behave: Behave = (_key, real) => real()) => {
     const calls: number[] = [];
     const redis = t.context.limiterRedis;
-    const store = new CoalescingRedisStore(
-      {
-        sendCommand: (...args: string[]) => redis.call(...(args as [string])) as Promise<number>,
-        prefix: '#svc:rl:test:',
-      },
-      (key, by, windowMs) => {
-        calls.push(by);
-        return fail()
-          ? Promise.reject(new Error('Redis went away'))
-          : redis.rateLimitIncrement(key, by, windowMs);
-      },
-    );
+    const incrementBy: IncrementBy = (key, by, windowMs) => {
+      calls.push(by);
+      return behave(key, () => redis.rateLimitIncrement(key, by, windowMs));
+    };
+    const sendCommand = (...args: string[]) => redis.call(...(args as [string])) as Promise<number>;
+    const store = new CoalescingRedisStore({ sendCommand, prefix: PREFIX }, incrementBy);
     store.init({ windowMs: 60_000 } as Parameters<CoalescingRedisStore['init']>[0]);
     return { store, calls };
   };
+  const times = <T>(n: number, fn: () => Promise<T>) => Array.from({ length: n }, fn);
 
   test('when increments are asked for in one turn, then they go to Redis as one call with their count', async () => {
     const ip = newClient();
     const { store, calls } = recordingStore();
     try {
-      const results = await Promise.all(Array.from({ length: 10 }, () => store.increment(ip)));
+      const results = await Promise.all(times(10, () => store.increment(ip)));
       expect(results.map((r) => r.totalHits)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       expect(calls).toEqual([10]);
       expect((await store.increment(ip)).totalHits).toBe(11);
       expect(calls).toEqual([10, 1]);
-      const ttl = await t.raw.pttl(`#svc:rl:test:${ip}`);
+      const ttl = await t.raw.pttl(`${PREFIX}${ip}`);
       expect(ttl).toBeGreaterThan(50_000);
       expect(ttl).toBeLessThanOrEqual(60_000);
     } finally {
-      await t.raw.del(`#svc:rl:test:${ip}`);
+      await t.raw.del(`${PREFIX}${ip}`);
+    }
+  });
+
+  test('when the window has begun, then a call adds its count and the window keeps its end', async () => {
+    const ip = newClient();
+    const { store, calls } = recordingStore();
+    try {
+      await t.raw.set(`${PREFIX}${ip}`, 3, 'PX', 30_000);
+      const results = await Promise.all(times(4, () => store.increment(ip)));
+      expect(results.map((r) => r.totalHits)).toEqual([4, 5, 6, 7]);
+      expect(calls).toEqual([4]);
+      const left = (results[0]?.resetTime?.getTime() ?? 0) - Date.now();
+      expect(left).toBeGreaterThan(20_000);
+      expect(left).toBeLessThanOrEqual(30_000);
+      expect(await t.raw.get(`${PREFIX}${ip}`)).toBe('7');
+    } finally {
+      await t.raw.del(`${PREFIX}${ip}`);
     }
   });
 
   test('when a counter call fails, then its increments fail and later ones are counted', async () => {
     const ip = newClient();
     let call = 0;
-    const { store, calls } = recordingStore(() => ++call === 1);
+    const { store, calls } = recordingStore((_key, real) =>
+      ++call === 1 ? Promise.reject(new Error('Redis went away')) : real(),
+    );
     try {
-      const failed = await Promise.allSettled([store.increment(ip), store.increment(ip)]);
+      const failed = await Promise.allSettled(times(2, () => store.increment(ip)));
       expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-      const later = await Promise.all([store.increment(ip), store.increment(ip), store.increment(ip)]);
+      const later = await Promise.all(times(3, () => store.increment(ip)));
       expect(later.map((r) => r.totalHits)).toEqual([1, 2, 3]);
       expect(calls).toEqual([2, 3]);
     } finally {
-      await t.raw.del(`#svc:rl:test:${ip}`);
+      await t.raw.del(`${PREFIX}${ip}`);
+    }
+  });
+
+  test("when one key's call throws at once, then its increments fail and the other keys' are counted", async () => {
+    const [bad, good] = [newClient(), newClient()];
+    // As ioredis does on a Cluster for a slot that no node serves: a throw, not a rejected promise.
+    const { store } = recordingStore((key, real) => {
+      if (key.endsWith(bad)) throw new TypeError('no node serves this slot');
+      return real();
+    });
+    try {
+      const results = await Promise.allSettled([
+        ...times(2, () => store.increment(bad)),
+        ...times(3, () => store.increment(good)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([
+        'rejected',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+      ]);
+      expect(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.totalHits] : []))).toEqual([
+        1, 2, 3,
+      ]);
+    } finally {
+      await t.raw.del(`${PREFIX}${good}`);
     }
   });
 });

@@ -1,13 +1,13 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
-import { type ClientRateLimitInfo, ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { Cluster } from 'ioredis';
-import { RedisStore, type Options as StoreOptions } from 'rate-limit-redis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/client';
 import type { Context } from './context';
+import { CoalescingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
 
 type Settings = Config['rateLimit'];
@@ -28,8 +28,8 @@ const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
 
 /**
  * How long a counter may take before the request goes ahead uncounted, and how long the limiter then leaves
- * Redis alone. The store retries a failed call (reloading its script), so without this a hung Redis would hold
- * each request for several command timeouts before the data call even starts.
+ * Redis alone: without them a hung Redis would hold each request for a whole data-command timeout (and
+ * rate-limit-redis's own calls retry once) before the data call even starts.
  */
 const STORE_TIMEOUT_MS = 250;
 const STORE_BACKOFF_MS = 1000;
@@ -55,7 +55,8 @@ function backoff() {
   return <T>(call: () => Promise<T>): Promise<T> => {
     if (Date.now() < skipUntil)
       return Promise.reject(new Error('Redis did not answer the rate limiter recently'));
-    return call().catch((err: Error) => {
+    // A call that throws at once (ioredis does for a Cluster slot no node serves) becomes a rejection too.
+    return new Promise<T>((resolve) => resolve(call())).catch((err: Error) => {
       if (err.name !== 'ReplyError') skipUntil = Date.now() + STORE_BACKOFF_MS;
       throw err;
     });
@@ -79,53 +80,6 @@ function sendCommand(ctx: Context, guard: Guard) {
     const [name, ...rest] = args as [string, ...string[]];
     return guard(() => send(name, rest) as Promise<string | number>);
   };
-}
-
-type Waiter = { resolve: (info: ClientRateLimitInfo) => void; reject: (err: unknown) => void };
-
-/**
- * rate-limit-redis's store, with the increments of one key asked for in the same turn of the event loop sent to
- * Redis as one call (rate-limit-increment-1.lua: its increment script with a count), at the end of the turn. A busy
- * client's requests that arrive together then cost one counter call instead of one each. The counts are those of
- * the calls made one after another: the n increments of one call get hits - n + 1 ... hits, in the order they
- * were asked for, so the limit holds exactly. Reads and resets are the store's own.
- */
-export class CoalescingRedisStore extends RedisStore {
-  /** The increments asked for in this turn, per key; sent by `flush`. */
-  private pending = new Map<string, Waiter[]>();
-
-  constructor(
-    options: StoreOptions,
-    private readonly incrementBy: (key: string, by: number, windowMs: number) => Promise<[number, number]>,
-  ) {
-    super(options);
-  }
-
-  override increment(key: string): Promise<ClientRateLimitInfo> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.size === 0) setImmediate(() => this.flush());
-      const waiting = this.pending.get(key);
-      if (waiting) waiting.push({ resolve, reject });
-      else this.pending.set(key, [{ resolve, reject }]);
-    });
-  }
-
-  private flush(): void {
-    const batches = this.pending;
-    this.pending = new Map();
-    for (const [key, batch] of batches) {
-      this.incrementBy(this.prefixKey(key), batch.length, this.windowMs).then(
-        ([hits, msLeft]) => {
-          const resetTime = new Date(Date.now() + Number(msLeft));
-          const first = Number(hits) - batch.length + 1;
-          for (const [i, w] of batch.entries()) w.resolve({ totalHits: first + i, resetTime });
-        },
-        (err) => {
-          for (const w of batch) w.reject(err);
-        },
-      );
-    }
-  }
 }
 
 /** What express-rate-limit's default key generator warns about once: a proxy setting that defeats the limit. */
@@ -183,7 +137,8 @@ function build(ctx: Context, family: Family, windowSeconds: number): RequestHand
     { sendCommand: sendCommand(ctx, guard), prefix: ctx.keyspace.internal('rl', family, '') },
     (key, by, windowMs) => guard(() => ctx.limiterRedis.rateLimitIncrement(key, by, windowMs)),
   );
-  // The store loads its scripts at once; while Redis is down that fails and is retried on use.
+  // rate-limit-redis loads its scripts at once (its increment script unused here); while Redis is down that
+  // fails and is retried on use.
   for (const loading of [store.incrementScriptSha, store.getScriptSha]) loading.catch(() => {});
   return rateLimit({
     windowMs: windowSeconds * 1000,
