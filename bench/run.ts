@@ -50,6 +50,8 @@ interface Job {
   server: targets.Target;
   request: RequestSpec;
   opsPerRequest: number;
+  /** Server processes that share the load: each gets the same warm-up as a single process. */
+  processes: number;
   runs: Measurement[];
 }
 
@@ -79,7 +81,8 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
     target: string,
     server: targets.Target,
     { request, opsPerRequest }: Pick<Scenario, 'request' | 'opsPerRequest'> = GET_STRING,
-  ) => jobs.push({ scenario, target, server, request, opsPerRequest, runs: [] });
+    processes = 1,
+  ) => jobs.push({ scenario, target, server, request, opsPerRequest, processes, runs: [] });
   if (parts.has('express'))
     job('GET string', 'baseline (a) express', await start(targets.startExpressBaseline));
   if (parts.has('node'))
@@ -107,7 +110,7 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
   }
   if (parts.has('workers')) {
     const workers = await start(() => targets.startService(serviceOptions(redis.url, dir, 2)));
-    job('GET string', 'service SVC_WORKERS=2', workers);
+    job('GET string', 'service SVC_WORKERS=2', workers, GET_STRING, 2);
   }
   const stopAll = () => Promise.all(started.map((t) => t.server.stop()));
   return { jobs, rows, stopAll };
@@ -139,7 +142,8 @@ async function measureJobs(redis: RedisServer, dir: string, notes: string[]): Pr
   try {
     const measured = { ...load, warmup: 0 };
     const order = runOrder(jobs);
-    for (const j of order) await measure(j.server, j.request, { ...load, duration: load.warmup, warmup: 0 });
+    for (const j of order)
+      await measure(j.server, j.request, { ...load, duration: load.warmup * j.processes, warmup: 0 });
     for (let round = 1; round <= options.rounds; round++) {
       log(`round ${round}/${options.rounds}: ${jobs.length} runs of ${load.duration} s`);
       // Every other round in reverse, so that running after another target weighs on each side alike.
