@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { startRedisServer } from '../tests/support/redis-server';
-import type { LoadOptions } from './load';
+import { type LoadOptions, median } from './load';
 import { type Scenario, SERVICE_SCENARIOS } from './scenarios';
 import { driveTarget, startService, type Target } from './targets';
 
@@ -37,8 +37,6 @@ function parseVariant(arg: string): Variant {
 }
 
 const run = (t: Target, s: Scenario, opts: LoadOptions) => driveTarget(t, s.request, opts);
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

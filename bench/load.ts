@@ -80,23 +80,30 @@ export async function drive(
   };
 }
 
+/** The lower median of `xs` by `value` (the middle one, or the lower of the two middle ones). */
+export function medianBy<T>(xs: readonly T[], value: (x: T) => number): T | undefined {
+  return [...xs].sort((a, b) => value(a) - value(b))[Math.floor((xs.length - 1) / 2)];
+}
+
+/** The lower median of some numbers; 0 when there are none. */
+export const median = (xs: readonly number[]): number => medianBy(xs, (x) => x) ?? 0;
+
 /**
  * Several runs of one target and scenario as one: the run with the median req/s (its latencies and CPU belong
  * together), with the largest RSS and the errors of all of them.
  */
 export function medianRun(runs: Measurement[]): Measurement {
   if (runs.length === 0) throw new Error('medianRun needs at least one run');
-  const sorted = [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)] as Measurement;
+  const middle = medianBy(runs, (m) => m.reqPerSec) as Measurement;
   const sum = (f: (m: Measurement) => number) => runs.reduce((total, m) => total + f(m), 0);
   const max = (f: (m: Measurement) => number) => Math.max(...runs.map(f));
   return {
-    ...median,
+    ...middle,
     requests: sum((m) => m.requests),
     non2xx: sum((m) => m.non2xx),
     errors: sum((m) => m.errors),
     usage: {
-      ...median.usage,
+      ...middle.usage,
       processMb: max((m) => m.usage.processMb),
       totalMb: max((m) => m.usage.totalMb),
     },

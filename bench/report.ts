@@ -1,5 +1,5 @@
 // The benchmark's results: rows with ratios to the baselines, the issue's targets checked, as a table or JSON.
-import { type Measurement, medianRun } from './load';
+import { type Measurement, median, medianRun } from './load';
 
 export interface Row {
   scenario: string;
@@ -58,8 +58,6 @@ export function row(scenario: string, target: string, runs: Measurement[], opsPe
     ...(invalid ? { note: invalid } : {}),
   };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
 
 /**
  * req/s of `r` over `base`'s: the median over the rounds of the two runs' ratio in each round, so that the VM

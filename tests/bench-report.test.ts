@@ -1,11 +1,12 @@
 // The benchmark's ratios (bench/report.ts): runs of the same round are paired, so that a VM that drifts
 // between rounds does not move the ratio.
+import { median } from '../bench/load';
 import { addRatios, checks, type Row, ratio } from '../bench/report';
 
 const rowOf = (target: string, rounds: number[], scenario = 'GET string'): Row => ({
   scenario,
   target,
-  reqPerSec: [...rounds].sort((a, b) => a - b)[Math.floor((rounds.length - 1) / 2)] ?? null,
+  reqPerSec: rounds.length > 0 ? median(rounds) : null,
   opsPerSec: null,
   p50Ms: 1,
   p99Ms: 10,
