@@ -73,19 +73,16 @@ describe('unknown paths and methods', () => {
     expect(res.body.error).toBe('unknown_endpoint');
   });
 
-  test('a known path with another method is 405 with Allow', async () => {
-    const res = await api().put('/store/string/some-key');
-    expect(res.status).toBe(405);
-    expect(res.body.error).toBe('method_not_allowed');
-    expect(res.headers.allow).toBe('GET, POST, DELETE, HEAD');
-  });
-
-  test('OPTIONS is no exception: 405 in the JSON error format, with Allow', async () => {
-    const res = await api().options('/store/string/some-key');
-    expect(res.status).toBe(405);
-    expect(res.body.error).toBe('method_not_allowed');
-    expect(res.headers.allow).toBe('GET, POST, DELETE, HEAD');
-  });
+  // OPTIONS is no exception: the same 405 in the JSON error format, with Allow.
+  test.each(['put', 'options'] as const)(
+    'a known path with another method (%s) is 405 with Allow',
+    async (method) => {
+      const res = await api()[method]('/store/string/some-key');
+      expect(res.status).toBe(405);
+      expect(res.body.error).toBe('method_not_allowed');
+      expect(res.headers.allow).toBe('GET, POST, DELETE, HEAD');
+    },
+  );
 
   test('405 works under /api too', async () => {
     const res = await api().patch('/api/string/some-key/ttl');
