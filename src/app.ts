@@ -21,6 +21,7 @@ import { stringOps } from './ops/strings';
 import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
 import type { RedisClient } from './redis/client';
+import { DurableWriter } from './redis/durable';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
 import { adminRoutes } from './routes/admin';
@@ -38,6 +39,11 @@ export interface AppDeps {
    * timeout keeps a hung Redis from holding requests back before the data call.
    */
   limiterRedis: RedisClient;
+  /**
+   * With SVC_REDIS_WAIT_REPLICAS > 0, the connection that writes go through (`writerConnection(redis)`): their
+   * WAITs block it while a replica is away, and must not hold reads back.
+   */
+  writerRedis?: RedisClient;
   logger: Logger;
   /** The loaded contract (built with the same limits as `config`); loaded from openapi.yaml when not given. */
   contract?: Contract;
@@ -75,16 +81,31 @@ function finish(app: Express, ctx: Context, guards: RequestHandler, served: Oper
   return app;
 }
 
+function durableWriter({ config, writerRedis }: AppDeps): DurableWriter | undefined {
+  const { waitReplicas, waitTimeoutMs, commandTimeoutMs } = config.redis;
+  if (waitReplicas === 0) return undefined;
+  if (!writerRedis)
+    throw new Error('SVC_REDIS_WAIT_REPLICAS needs the writer connection (AppDeps.writerRedis)');
+  return new DurableWriter(writerRedis, waitReplicas, waitTimeoutMs, commandTimeoutMs);
+}
+
 /** Throws a ConfigError when the API keys or the JWT key are invalid. */
 export function createApp(deps: AppDeps): Apps {
   const { config } = deps;
   const auth = new Auth(config);
+  const keyspace = createKeyspace(config.keyPrefix);
   const ctx: Context = {
     config,
     redis: deps.redis,
     limiterRedis: deps.limiterRedis,
     logger: deps.logger,
-    keyspace: createKeyspace(config.keyPrefix),
+    keyspace,
+    store: {
+      redis: deps.redis,
+      keyspace,
+      deadlineMs: config.redis.commandTimeoutMs,
+      durable: durableWriter(deps),
+    },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,
     served: [],

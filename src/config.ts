@@ -26,6 +26,8 @@ export const SETTINGS = {
   SVC_REDIS_CLUSTER_NODES: str(undefined, { pattern: '^[^,:]+:\\d+(,[^,:]+:\\d+)*$' }),
   SVC_REDIS_COMMAND_TIMEOUT_MS: int(1000, 1),
   SVC_REDIS_CONNECT_TIMEOUT_MS: int(2000, 1),
+  SVC_REDIS_WAIT_REPLICAS: int(0, 0, 64),
+  SVC_REDIS_WAIT_TIMEOUT_MS: int(1000, 1),
   SVC_KEY_PREFIX: str('', { pattern: '^[A-Za-z0-9_.:{}-]*$', maxLength: 256 }),
   SVC_MAX_VALUE_BYTES: int(1048576, 1),
   SVC_MAX_BODY_BYTES: int(10485760, 1),
@@ -79,6 +81,9 @@ export type Config = Readonly<{
     clusterNodes?: ReadonlyArray<{ host: string; port: number }>;
     commandTimeoutMs: number;
     connectTimeoutMs: number;
+    /** Replicas that must confirm a write (WAIT) before it is acknowledged; 0 acknowledges on the primary's reply. */
+    waitReplicas: number;
+    waitTimeoutMs: number;
   }>;
   keyPrefix: string;
   limits: Readonly<{ maxValueBytes: number; maxBodyBytes: number; batchMaxOperations: number }>;
@@ -190,6 +195,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clusterNodes: hostPorts(r.SVC_REDIS_CLUSTER_NODES),
       commandTimeoutMs: r.SVC_REDIS_COMMAND_TIMEOUT_MS,
       connectTimeoutMs: r.SVC_REDIS_CONNECT_TIMEOUT_MS,
+      waitReplicas: r.SVC_REDIS_WAIT_REPLICAS,
+      waitTimeoutMs: r.SVC_REDIS_WAIT_TIMEOUT_MS,
     },
     keyPrefix: r.SVC_KEY_PREFIX,
     limits: {

@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from './config';
 import { limiterConnection } from './http/rate-limit';
 import { createLogger } from './observability/logger';
 import { joinPeers } from './peers';
-import { createRedis, redactUrl, redisMode } from './redis/client';
+import { createRedis, redactUrl, redisMode, writerConnection } from './redis/client';
 
 function listen(
   app: import('express').Express,
@@ -74,10 +74,15 @@ async function main(): Promise<void> {
   const limiterRedis = limiterConnection(redis);
   limiterRedis.on('error', () => {}); // the data connection logs the same causes
   limiterRedis.connect().catch(() => {});
+  // Writes that wait for replicas go through a connection of their own (see redis/durable.ts).
+  const writerRedis = config.redis.waitReplicas > 0 ? writerConnection(redis) : undefined;
+  writerRedis?.on('error', () => {});
+  await writerRedis?.connect().catch(() => {});
   const apps = createApp({
     config,
     redis,
     limiterRedis,
+    writerRedis,
     logger,
     peers: cluster.isWorker ? joinPeers() : undefined,
   });
@@ -94,7 +99,8 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     await Promise.all(servers.map((s) => close(s, config.shutdownTimeoutMs)));
-    await Promise.all([redis, limiterRedis].map((r) => r.quit().catch(() => r.disconnect())));
+    const connections = [redis, limiterRedis, ...(writerRedis ? [writerRedis] : [])];
+    await Promise.all(connections.map((r) => r.quit().catch(() => r.disconnect())));
     logger.info('stopped');
     process.exit(0);
   };

@@ -16,6 +16,8 @@ const SETTING_OF: Record<string, string> = {
   'redis.sentinelName': 'SVC_REDIS_SENTINEL_NAME',
   'redis.clusterNodes': 'SVC_REDIS_CLUSTER_NODES',
   'redis.commandTimeoutMs': 'SVC_REDIS_COMMAND_TIMEOUT_MS',
+  'redis.waitReplicas': 'SVC_REDIS_WAIT_REPLICAS',
+  'redis.waitTimeoutMs': 'SVC_REDIS_WAIT_TIMEOUT_MS',
   'redis.connectTimeoutMs': 'SVC_REDIS_CONNECT_TIMEOUT_MS',
   keyPrefix: 'SVC_KEY_PREFIX',
   'limits.maxValueBytes': 'SVC_MAX_VALUE_BYTES',

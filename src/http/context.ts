@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import type { Config } from '../config';
 import type { Logger } from '../observability/logger';
 import type { Telemetry } from '../observability/observe';
+import type { Store } from '../ops/run';
 import type { Peers } from '../peers';
 import type { RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
@@ -20,6 +21,8 @@ export interface Context {
   /** The rate limiter's own connection, so that its counters never wait behind data commands or hold them up. */
   readonly limiterRedis: RedisClient;
   readonly keyspace: Keyspace;
+  /** Where data operations run: `redis` and `keyspace`, the deadline, the durable writer (ops/run.ts). */
+  readonly store: Store;
   readonly logger: Logger;
   readonly contract: Contract;
   access: Access;

@@ -52,7 +52,7 @@ export class Routes {
     this.custom(method, path, async (input, _req, res) => {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
-      const outcome = await runOp(this.ctx.redis, this.ctx.keyspace, op);
+      const outcome = await runOp(this.ctx.store, op);
       sendJson(res, outcome.status, outcome.body);
     });
   }

@@ -1,12 +1,27 @@
 // Runs operations against Redis: one alone (a route) or many in one script call (a batch); replies become outcomes.
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
-import { ApiError, toApiError } from '../errors';
+import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import type { RedisClient, Reply } from '../redis/client';
+import type { DurableWriter } from '../redis/durable';
 import type { Keyspace } from '../redis/keys';
 import type { Command, Op, Outcome } from './op';
 
-type Invoke = (...args: (string | number)[]) => Promise<unknown>;
+/** Where operations run, and how long Redis may take to answer them. */
+export interface Store {
+  readonly redis: RedisClient;
+  readonly keyspace: Keyspace;
+  /**
+   * A call not answered within this many milliseconds of being issued fails (503). ioredis's own command timeout
+   * starts only when the auto-pipeline that holds the command is sent, which under load is after the previous
+   * pipeline's answer (or timeout): a hung Redis would take up to two timeouts to be noticed.
+   */
+  readonly deadlineMs: number;
+  /** With SVC_REDIS_WAIT_REPLICAS > 0: sends writes and has replicas confirm them before they are acknowledged. */
+  readonly durable?: DurableWriter;
+}
+
+type Invoke = (...args: unknown[]) => Promise<unknown>;
 
 /** Told the duration (seconds) and command count of each Redis round trip, for statistics and metrics. */
 export type RedisObserver = (seconds: number, commands: number) => void;
@@ -41,17 +56,57 @@ function argv(keyspace: Keyspace, c: Command): (string | number)[] {
   return [...c.keys.map(keyspace.user), ...c.args];
 }
 
-function call(redis: RedisClient, keyspace: Keyspace, c: Command): Promise<unknown> {
-  const fn = (redis as unknown as Record<string, Invoke>)[c.name];
-  if (!fn) throw new Error(`unknown Redis command ${c.name}`);
-  return fn.apply(redis, argv(keyspace, c));
+/** Rejects with ioredis's own timeout error (a 503) when `promise` has not settled within `ms`. */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('Command timed out')), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }
 
-/** One command's value or error, as a pipeline would answer it. */
-function reply(redis: RedisClient, keyspace: Keyspace, c: Command): Promise<Reply> {
-  return call(redis, keyspace, c).then(
-    (value): Reply => [null, value],
-    (err: Error): Reply => [err, null],
+function call(store: Store, name: string, args: unknown[]): Promise<unknown> {
+  const fn = (store.redis as unknown as Record<string, Invoke>)[name];
+  if (!fn) throw new Error(`unknown Redis command ${name}`);
+  return withDeadline(fn.apply(store.redis, args), store.deadlineMs);
+}
+
+/**
+ * Sends one Redis call: a write through the durable writer when replicas must confirm it, anything else on the
+ * data connection. Resolves to its value or error, as a pipeline would answer it; a write that replicas did not
+ * confirm is a 503 (it reached the primary, so its outcome is unknown).
+ */
+async function send(
+  store: Store,
+  slot: number,
+  name: string,
+  args: unknown[],
+  writes: boolean,
+): Promise<Reply> {
+  const { durable } = store;
+  if (!(writes && durable)) return call(store, name, args).then(ok, failed);
+  const { reply, confirmed } = await withDeadline(durable.send(slot, name, args), durable.deadlineMs);
+  if (!confirmed && reply[0] === null) throw unconfirmed(durable);
+  return reply;
+}
+
+const ok = (value: unknown): Reply => [null, value];
+const failed = (err: Error): Reply => [err, null];
+
+function unconfirmed(durable: DurableWriter): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    `The write reached the primary but ${durable.replicas} replica(s) did not confirm it within ` +
+      `${durable.waitTimeoutMs} ms: its outcome is unknown; retry it if it is idempotent`,
+    { retryAfter: REDIS_RETRY_AFTER },
   );
 }
 
@@ -74,17 +129,18 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
  * Runs one operation. One command goes out alone (auto-pipelining); several (set algebra reading many keys)
  * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster).
  */
-export async function runOp(redis: RedisClient, keyspace: Keyspace, op: Op): Promise<Outcome> {
+export async function runOp(store: Store, op: Op): Promise<Outcome> {
   const [command] = op.commands;
   let outcome: Outcome | ApiError;
   if (op.commands.length === 1 && command) {
-    const observer = observers.get(redis);
+    const observer = observers.get(store.redis);
     const start = observer ? process.hrtime.bigint() : 0n;
-    const replies = [await reply(redis, keyspace, command)];
+    const slot = store.durable && op.writes ? slotOf(store, command) : 0;
+    const replies = [await send(store, slot, command.name, argv(store.keyspace, command), op.writes)];
     if (observer && answered(replies)) observer(seconds(start), 1);
     outcome = settle(op, replies);
   } else {
-    outcome = (await runBatch(redis, keyspace, [op])).outcomes[0] as Outcome | ApiError;
+    outcome = (await runBatch(store, [op])).outcomes[0] as Outcome | ApiError;
   }
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
@@ -99,6 +155,11 @@ export interface BatchOutcome {
 /** How typed-batch-n names our two scripts. */
 const BATCHED: Record<string, 'r' | 'w'> = { typedRead: 'r', typedWrite: 'w' };
 
+/** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
+function slotOf(store: Store, c: Command): number {
+  return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
+}
+
 /**
  * Runs commands in one typed-batch-n call: atomic like MULTI/EXEC around the same script calls, but one
  * command for Redis and ioredis instead of one per operation (ioredis's per-command cost dominated batches).
@@ -106,50 +167,48 @@ const BATCHED: Record<string, 'r' | 'w'> = { typedRead: 'r', typedWrite: 'w' };
  * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
  * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
  */
-async function exec(redis: RedisClient, keyspace: Keyspace, commands: Command[]): Promise<Reply[]> {
+async function exec(store: Store, slot: number, commands: Command[]): Promise<Reply[]> {
   const keys: string[] = [];
   const ops: string[][] = [];
+  let writes = false;
   for (const c of commands) {
     const kind = BATCHED[c.name];
     if (!kind || c.keys.length !== 1) throw new Error(`${c.name} on ${c.keys.length} keys cannot be batched`);
-    keys.push(keyspace.user(c.keys[0] as string));
+    writes ||= kind === 'w';
+    keys.push(store.keyspace.user(c.keys[0] as string));
     const op: string[] = [kind];
     for (const arg of c.args) op.push(String(arg).toWellFormed());
     ops.push(op);
   }
-  const replies = await redis.typedBatch(keys.length, keys, [JSON.stringify(ops)]);
-  return replies.map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
+  const [err, replies] = await send(
+    store,
+    slot,
+    'typedBatch',
+    [keys.length, keys, [JSON.stringify(ops)]],
+    writes,
+  );
+  if (err) throw err;
+  return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }
 
 /** Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order. */
-export async function runBatch(
-  redis: RedisClient,
-  keyspace: Keyspace,
-  ops: readonly Op[],
-): Promise<BatchOutcome> {
+export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchOutcome> {
   const commands = ops.flatMap((op) => op.commands);
   const groups = new Map<number, number[]>();
-  if (redis instanceof Cluster) {
-    commands.forEach((c, i) => {
-      const slot = calculateSlot(keyspace.user(c.keys[0] ?? ''));
-      const group = groups.get(slot);
-      if (group) group.push(i);
-      else groups.set(slot, [i]);
-    });
-  } else {
-    groups.set(
-      0,
-      commands.map((_, i) => i),
-    );
-  }
+  commands.forEach((c, i) => {
+    const slot = slotOf(store, c);
+    const group = groups.get(slot);
+    if (group) group.push(i);
+    else groups.set(slot, [i]);
+  });
   const replies: Reply[] = new Array(commands.length);
-  const observer = observers.get(redis);
+  const observer = observers.get(store.redis);
   const start = observer ? process.hrtime.bigint() : 0n;
   await Promise.all(
-    [...groups.values()].map(async (indexes) => {
+    [...groups].map(async ([slot, indexes]) => {
       const groupReplies = await exec(
-        redis,
-        keyspace,
+        store,
+        slot,
         indexes.map((i) => commands[i] as Command),
       );
       indexes.forEach((commandIndex, j) => {

@@ -48,6 +48,9 @@ function baseOptions(config: Config): RedisOptions {
     commandTimeout: config.redis.commandTimeoutMs,
     connectTimeout: config.redis.connectTimeoutMs,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    // A primary demoted behind a stable address (a managed Redis's failover) answers writes with READONLY:
+    // reconnect, so that the address (DNS, Sentinel) is looked up again and writes reach the new primary.
+    reconnectOnError: (err) => err.message.startsWith('READONLY'),
     scripts: SCRIPTS,
     lazyConnect: true,
   };
@@ -83,9 +86,19 @@ export function createRedis(config: Config): RedisClient {
       username: decodeURIComponent(credentials.username) || undefined,
       password: decodeURIComponent(credentials.password) || undefined,
       sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // Leave a demoted master as soon as the Sentinels announce +switch-master, not when it refuses a write.
+      failoverDetector: true,
     }) as RedisClient;
   }
   return new Redis(url, options) as RedisClient;
+}
+
+/**
+ * A second connection like `redis` (same node or Cluster, options and scripts), for writes that wait for replicas
+ * (see durable.ts). Connect it like the first.
+ */
+export function writerConnection(redis: RedisClient): RedisClient {
+  return redis.duplicate() as RedisClient;
 }
 
 /** The Redis URL with any password replaced, for logs and the info endpoint. */

@@ -40,7 +40,7 @@ export function batchRoute(routes: Routes, ctx: Context, path: string, factories
       const keys = ops.flatMap((op) => op.keys);
       if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
       if (ops.some((op) => op.writes)) ctx.access.authorize(res, 'write', keys);
-      const { outcomes, atomic } = await runBatch(ctx.redis, ctx.keyspace, ops);
+      const { outcomes, atomic } = await runBatch(ctx.store, ops);
       const results = outcomes.map((outcome, i) => {
         const type = (items[i] as BatchItem).type;
         if (outcome instanceof ApiError) {

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config';
 import { Contract } from '../../src/http/contract';
 import { limiterConnection } from '../../src/http/rate-limit';
 import { createLogger } from '../../src/observability/logger';
-import { createRedis, type RedisClient } from '../../src/redis/client';
+import { createRedis, type RedisClient, writerConnection } from '../../src/redis/client';
 import { cleanup, testPrefix } from './keys';
 
 let sharedContract: Contract | undefined;
@@ -40,11 +40,13 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
   const redis = createRedis(config);
   // As in main.ts: the rate-limit counters have a connection of their own.
   const limiterRedis = limiterConnection(redis);
-  await Promise.all([redis.connect(), limiterRedis.connect()]);
+  const writerRedis = config.redis.waitReplicas > 0 ? writerConnection(redis) : undefined;
+  await Promise.all([redis.connect(), limiterRedis.connect(), writerRedis?.connect()]);
   const raw = new Redis(process.env.REDIS_URL as string);
   // A reload reads the same settings again (and SVC_CONFIG_FILE, when `env` names one).
   const apps = createApp({
     limiterRedis,
+    writerRedis,
     config,
     redis,
     logger,
@@ -59,7 +61,7 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
     prefix,
     async close() {
       await cleanup(raw, prefix);
-      await Promise.all([redis.quit(), limiterRedis.quit(), raw.quit()]);
+      await Promise.all([redis.quit(), limiterRedis.quit(), writerRedis?.quit(), raw.quit()]);
     },
   };
 }
