@@ -66,8 +66,29 @@ const CONNECTION_MESSAGES = [
   'None of startup nodes is available',
   'Failed to refresh slots cache',
   'All sentinels are unreachable',
+  'Socket timeout',
+  // A Cluster that is failing over: slots move, nodes go away, the slot map is being refreshed.
+  'Too many Cluster redirections',
+  "Cluster isn't ready",
+  'Cluster is disconnect',
+  'Node is disconnected',
 ];
-const UNAVAILABLE_REPLIES = ['LOADING', 'MASTERDOWN', 'CLUSTERDOWN', 'TRYAGAIN', 'BUSY', 'READONLY', 'OOM'];
+/**
+ * Redis replies that mean "not now" rather than a bug: a demoted primary (READONLY), a replica syncing or a node
+ * loading its data, a Cluster or Sentinel set failing over, a redirection (MOVED, ASK) ioredis could not follow.
+ */
+const UNAVAILABLE_REPLIES = [
+  'LOADING',
+  'MASTERDOWN',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'BUSY',
+  'READONLY',
+  'OOM',
+  'MOVED',
+  'ASK',
+  'NOREPLICAS',
+];
 
 function unavailable(cause: unknown): ApiError {
   return new ApiError('service_unavailable', 'The data store is unavailable; retry shortly', {

@@ -27,17 +27,35 @@ export interface Probe {
   memory: MemoryFigures | null;
 }
 
-/** PING with its round trip, then INFO memory (on a Cluster, of whichever node answers). Never throws. */
+/**
+ * PING with its round trip (on a Cluster, of every master: one that does not answer leaves its slots unserved),
+ * then INFO memory (on a Cluster, of whichever node answers). Never throws.
+ */
 export async function probe(redis: RedisClient): Promise<Probe> {
   const start = process.hrtime.bigint();
   try {
-    await redis.ping();
+    if (redis instanceof Cluster) await pingMasters(redis);
+    else await redis.ping();
   } catch {
     return { latency: null, memory: null };
   }
   const latency = Number((Number(process.hrtime.bigint() - start) / 1e6).toFixed(3));
   const memory = await redis.info('memory').then(parseMemory, () => null);
   return { latency, memory };
+}
+
+/**
+ * Pings every master of the slot map. ioredis drops a node it lost from its pool, so its slots' owner must be
+ * checked too: a master that owns slots and is not connected means those slots are not served.
+ */
+async function pingMasters(cluster: Cluster): Promise<void> {
+  const masters = cluster.nodes('master');
+  const connected = new Set(masters.map(({ options }) => `${options.host}:${options.port}`));
+  const owners = new Set(cluster.slots.map((nodes) => nodes?.[0]));
+  owners.delete(undefined);
+  if (owners.size === 0 || [...owners].some((owner) => !connected.has(owner as string)))
+    throw new Error('a master is not connected');
+  await Promise.all(masters.map((node) => node.ping()));
 }
 
 export interface KeyRecord {

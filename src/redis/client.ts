@@ -36,6 +36,16 @@ export function redisMode(config: Config): RedisMode {
   return config.redis.sentinels ? 'sentinel' : 'standalone';
 }
 
+/** Reconnects on a READONLY reply, at most once a second: writes keep coming, and reads need the connection too. */
+function reconnectOnReadonly(): (err: Error) => boolean {
+  let last = 0;
+  return (err) => {
+    if (!err.message.startsWith('READONLY') || Date.now() - last < 1000) return false;
+    last = Date.now();
+    return true;
+  };
+}
+
 /**
  * Options chosen so that a dead or slow Redis gives a fast 503 instead of a queue of retries:
  * no offline queue, one attempt per command, a command timeout, and endless reconnects in the background.
@@ -50,7 +60,7 @@ function baseOptions(config: Config): RedisOptions {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     // A primary demoted behind a stable address (a managed Redis's failover) answers writes with READONLY:
     // reconnect, so that the address (DNS, Sentinel) is looked up again and writes reach the new primary.
-    reconnectOnError: (err) => err.message.startsWith('READONLY'),
+    reconnectOnError: reconnectOnReadonly(),
     scripts: SCRIPTS,
     lazyConnect: true,
   };

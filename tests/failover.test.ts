@@ -1,0 +1,229 @@
+// Failovers under writers, with real processes: what got a 2xx is still there afterwards, and nothing is a 500.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Redis from 'ioredis';
+import { type TestApp, testApp } from './support/app';
+import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
+import { type SentinelSet, startSentinelSet } from './support/redis-sentinel';
+import { LOOPBACK, type RedisServer, startRedisServer } from './support/redis-server';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Serves the app on a loopback port, so that writers can use keep-alive connections as real clients do. */
+async function serve(t: TestApp): Promise<{ base: string; close: () => Promise<void> }> {
+  const server: Server = await new Promise((resolve) => {
+    const s = t.data.listen(0, LOOPBACK, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    base: `http://${LOOPBACK}:${port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface Tally {
+  /** key -> value of every write answered 2xx. */
+  acknowledged: Map<string, string>;
+  statuses: Map<number, number>;
+}
+
+/**
+ * `writers` loops, each writing its own keys one after another until `stop()` resolves; every loop is bounded by
+ * `maxMs` whatever happens.
+ */
+async function writeUntil(
+  base: string,
+  writers: number,
+  stop: Promise<void>,
+  maxMs = 60_000,
+): Promise<Tally> {
+  const tally: Tally = { acknowledged: new Map(), statuses: new Map() };
+  let stopped = false;
+  void stop.then(() => {
+    stopped = true;
+  });
+  const deadline = Date.now() + maxMs;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      for (let n = 0; !stopped && Date.now() < deadline; n++) {
+        const key = `w${w}-${n}`;
+        const value = `v${n}`;
+        const status = await fetch(`${base}/store/string/${key}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ value }),
+          signal: AbortSignal.timeout(10_000),
+        }).then(
+          (res) => res.arrayBuffer().then(() => res.status),
+          () => 0, // no answer at all (a reset): counted, and must not happen
+        );
+        tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1);
+        if (status >= 200 && status < 300) tally.acknowledged.set(key, value);
+        if (status >= 500) await sleep(20); // as a client honouring retry_after would, a little
+      }
+    }),
+  );
+  return tally;
+}
+
+/** The acknowledged writes that the server at `port` does not hold. */
+async function lost(port: number, prefix: string, tally: Tally): Promise<string[]> {
+  const client = new Redis(port, LOOPBACK);
+  try {
+    const keys = [...tally.acknowledged.keys()];
+    const values = keys.length ? await client.mget(keys.map((k) => prefix + k)) : [];
+    return keys.filter((k, i) => values[i] !== tally.acknowledged.get(k));
+  } finally {
+    client.disconnect();
+  }
+}
+
+const only = (tally: Tally, allowed: number[]) =>
+  [...tally.statuses.keys()].filter((status) => !allowed.includes(status));
+
+describe('behind Sentinel (1 master, 1 replica, 3 Sentinels) with SVC_REDIS_WAIT_REPLICAS=1', () => {
+  let set: SentinelSet;
+  let t: TestApp;
+  let http: Awaited<ReturnType<typeof serve>>;
+
+  beforeAll(async () => {
+    set = await startSentinelSet();
+    t = await testApp('failover', {
+      SVC_REDIS_SENTINELS: set.sentinels,
+      SVC_REDIS_SENTINEL_NAME: set.name,
+      SVC_REDIS_WAIT_REPLICAS: '1',
+    });
+    http = await serve(t);
+  }, 60_000);
+
+  afterAll(async () => {
+    await http?.close();
+    await t?.close();
+    await set?.stop();
+  });
+
+  test('when Sentinel fails over under 4 writers, then every write answered 201 is on the new master', async () => {
+    let switched: () => void = () => {};
+    const stop = new Promise<void>((resolve) => {
+      switched = resolve;
+    });
+    const writing = writeUntil(http.base, 4, stop);
+    await sleep(1000);
+    const next = await set.failover();
+    // Keep writing until the service has followed the switch and writes are acknowledged by the new master.
+    const probe = new Redis(next.port, LOOPBACK);
+    const followed = Date.now() + 20_000;
+    while (Date.now() < followed && (await probe.dbsize()) === 0) await sleep(100);
+    const before = await probe.dbsize();
+    while (Date.now() < followed && (await probe.dbsize()) < before + 20) await sleep(100);
+    probe.disconnect();
+    switched();
+    const tally = await writing;
+
+    expect(only(tally, [201, 503])).toEqual([]);
+    expect(tally.statuses.get(201) ?? 0).toBeGreaterThan(20);
+    expect(await lost(next.port, t.prefix, tally)).toEqual([]);
+  }, 90_000);
+});
+
+describe('when the primary is demoted behind the same address (a managed Redis failover)', () => {
+  let primary: RedisServer;
+  let other: RedisServer;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    primary = await startRedisServer();
+    other = await startRedisServer({ args: ['--replicaof', LOOPBACK, String(primary.port)] });
+    t = await testApp('readonly', { SVC_REDIS_URL: primary.url });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all([primary?.stop(), other?.stop()]);
+  });
+
+  test('then writes answer 503 service_unavailable, never 500 and never 201, and reads still work', async () => {
+    const http = await serve(t);
+    try {
+      const first = await fetch(`${http.base}/store/string/before`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ value: 'kept' }),
+      });
+      expect(first.status).toBe(201);
+      const admin = [new Redis(primary.port, LOOPBACK), new Redis(other.port, LOOPBACK)] as const;
+      await admin[0].wait(1, 5000);
+      await admin[1].replicaof('NO', 'ONE');
+      await admin[0].replicaof(LOOPBACK, String(other.port));
+      admin.forEach((c) => c.disconnect());
+
+      let done: () => void = () => {};
+      const stop = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const writing = writeUntil(http.base, 2, stop);
+      await sleep(1500);
+      done();
+      const tally = await writing;
+      expect(only(tally, [503])).toEqual([]);
+
+      const res = await fetch(`${http.base}/store/string/x`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ value: 'v' }),
+      });
+      const body = (await res.json()) as { error: string; retry_after: number };
+      expect(res.status).toBe(503);
+      expect(body).toMatchObject({ error: 'service_unavailable', retry_after: expect.any(Number) });
+      // Reads are served by the demoted server once the connection it reset for the READONLY reply is back.
+      let read = 0;
+      for (const until = Date.now() + 10_000; read !== 200 && Date.now() < until; await sleep(100))
+        read = (await fetch(`${http.base}/store/string/before`)).status;
+      expect(read).toBe(200);
+    } finally {
+      await http.close();
+    }
+  }, 60_000);
+});
+
+describe('on a Redis Cluster of three masters when one is killed', () => {
+  let cluster: RedisCluster;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    t = await testApp('cluster-kill', { SVC_REDIS_CLUSTER_NODES: cluster.nodes });
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await cluster?.stop();
+  });
+
+  test('then writes answer 201 or 503, never 500, and health says unhealthy', async () => {
+    const http = await serve(t);
+    try {
+      expect((await fetch(`${http.base}/store/admin/health`)).status).toBe(200);
+      let done: () => void = () => {};
+      const stop = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const writing = writeUntil(http.base, 4, stop);
+      await sleep(500);
+      await cluster.servers[1]?.kill();
+      // Past cluster-node-timeout (2 s): the others mark it failed and the cluster reports CLUSTERDOWN.
+      await sleep(4000);
+      const health = await fetch(`${http.base}/store/admin/health`);
+      done();
+      const tally = await writing;
+      expect(only(tally, [201, 503])).toEqual([]);
+      expect(tally.statuses.get(503) ?? 0).toBeGreaterThan(0);
+      expect(health.status).toBe(503);
+    } finally {
+      await http.close();
+    }
+  }, 60_000);
+});
