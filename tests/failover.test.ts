@@ -31,42 +31,38 @@ interface Tally {
 }
 
 /**
- * `writers` loops, each writing its own keys one after another until `stop()` resolves; every loop is bounded by
- * `maxMs` whatever happens.
+ * Starts `writers` loops, each writing its own keys one after another until `stop()`, which resolves to what they
+ * saw; every loop ends after `maxMs` whatever happens.
  */
-async function writeUntil(
-  base: string,
-  writers: number,
-  stop: Promise<void>,
-  maxMs = 60_000,
-): Promise<Tally> {
+function startWriters(base: string, writers: number, maxMs = 60_000): { stop: () => Promise<Tally> } {
   const tally: Tally = { acknowledged: new Map(), statuses: new Map() };
   let stopped = false;
-  void stop.then(() => {
-    stopped = true;
-  });
   const deadline = Date.now() + maxMs;
-  await Promise.all(
-    Array.from({ length: writers }, async (_, w) => {
-      for (let n = 0; !stopped && Date.now() < deadline; n++) {
-        const key = `w${w}-${n}`;
-        const value = `v${n}`;
-        const status = await fetch(`${base}/store/string/${key}`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ value }),
-          signal: AbortSignal.timeout(10_000),
-        }).then(
-          (res) => res.arrayBuffer().then(() => res.status),
-          () => 0, // no answer at all (a reset): counted, and must not happen
-        );
-        tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1);
-        if (status >= 200 && status < 300) tally.acknowledged.set(key, value);
-        if (status >= 500) await sleep(20); // as a client honouring retry_after would, a little
-      }
-    }),
-  );
-  return tally;
+  const loops = Array.from({ length: writers }, async (_, w) => {
+    for (let n = 0; !stopped && Date.now() < deadline; n++) {
+      const key = `w${w}-${n}`;
+      const value = `v${n}`;
+      const status = await fetch(`${base}/store/string/${key}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ value }),
+        signal: AbortSignal.timeout(10_000),
+      }).then(
+        (res) => res.arrayBuffer().then(() => res.status),
+        () => 0, // no answer at all (a reset): counted, and must not happen
+      );
+      tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1);
+      if (status >= 200 && status < 300) tally.acknowledged.set(key, value);
+      if (status >= 500) await sleep(20); // as a client honouring retry_after would, a little
+    }
+  });
+  return {
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+      return tally;
+    },
+  };
 }
 
 /** The acknowledged writes that the server at `port` does not hold. */
@@ -106,11 +102,7 @@ describe('behind Sentinel (1 master, 1 replica, 3 Sentinels) with SVC_REDIS_WAIT
   });
 
   test('when Sentinel fails over under 4 writers, then every write answered 201 is on the new master', async () => {
-    let switched: () => void = () => {};
-    const stop = new Promise<void>((resolve) => {
-      switched = resolve;
-    });
-    const writing = writeUntil(http.base, 4, stop);
+    const writers = startWriters(http.base, 4);
     await sleep(1000);
     const next = await set.failover();
     // Keep writing until the service has followed the switch and writes are acknowledged by the new master.
@@ -120,8 +112,7 @@ describe('behind Sentinel (1 master, 1 replica, 3 Sentinels) with SVC_REDIS_WAIT
     const before = await probe.dbsize();
     while (Date.now() < followed && (await probe.dbsize()) < before + 20) await sleep(100);
     probe.disconnect();
-    switched();
-    const tally = await writing;
+    const tally = await writers.stop();
 
     expect(only(tally, [201, 503])).toEqual([]);
     expect(tally.statuses.get(201) ?? 0).toBeGreaterThan(20);
@@ -158,16 +149,11 @@ describe('when the primary is demoted behind the same address (a managed Redis f
       await admin[0].wait(1, 5000);
       await admin[1].replicaof('NO', 'ONE');
       await admin[0].replicaof(LOOPBACK, String(other.port));
-      admin.forEach((c) => c.disconnect());
+      for (const c of admin) c.disconnect();
 
-      let done: () => void = () => {};
-      const stop = new Promise<void>((resolve) => {
-        done = resolve;
-      });
-      const writing = writeUntil(http.base, 2, stop);
+      const writers = startWriters(http.base, 2);
       await sleep(1500);
-      done();
-      const tally = await writing;
+      const tally = await writers.stop();
       expect(only(tally, [503])).toEqual([]);
 
       const res = await fetch(`${http.base}/store/string/x`, {
@@ -207,18 +193,13 @@ describe('on a Redis Cluster of three masters when one is killed', () => {
     const http = await serve(t);
     try {
       expect((await fetch(`${http.base}/store/admin/health`)).status).toBe(200);
-      let done: () => void = () => {};
-      const stop = new Promise<void>((resolve) => {
-        done = resolve;
-      });
-      const writing = writeUntil(http.base, 4, stop);
+      const writers = startWriters(http.base, 4);
       await sleep(500);
       await cluster.servers[1]?.kill();
       // Past cluster-node-timeout (2 s): the others mark it failed and the cluster reports CLUSTERDOWN.
       await sleep(4000);
       const health = await fetch(`${http.base}/store/admin/health`);
-      done();
-      const tally = await writing;
+      const tally = await writers.stop();
       expect(only(tally, [201, 503])).toEqual([]);
       expect(tally.statuses.get(503) ?? 0).toBeGreaterThan(0);
       expect(health.status).toBe(503);
