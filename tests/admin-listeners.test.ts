@@ -15,6 +15,19 @@ describe('when SVC_ADMIN_PORT equals SVC_PORT', () => {
   });
 });
 
+describe('when SVC_ADMIN_PORT is unset', () => {
+  test('then admin follows SVC_PORT: one listener, whatever the data port', async () => {
+    const t = await testApp('listeners-unset', { SVC_PORT: '18601' });
+    try {
+      expect(t.context.config.admin.port).toBe(18601);
+      expect(t.admin).toBeUndefined();
+      expect((await request(t.data).get('/store/admin/ping')).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('when SVC_ADMIN_PORT differs from SVC_PORT', () => {
   test('then the admin app serves the admin endpoints and the data app answers 404 for them', async () => {
     const t = await testApp('listeners-own', { SVC_PORT: '8080', SVC_ADMIN_PORT: '9090' });
@@ -27,7 +40,12 @@ describe('when SVC_ADMIN_PORT differs from SVC_PORT', () => {
       const onData = await request(t.data).get('/store/admin/ping');
       expect(onData.status).toBe(404);
       expect(onData.body.error).toBe('unknown_endpoint');
-      expect((await request(t.data).post('/store/admin/flush')).status).toBe(404);
+      expect(onData.body.message).toBe(
+        'No endpoint GET /store/admin/ping on this port: admin endpoints are served on port 9090',
+      );
+      const flush = await request(t.data).post('/api/admin/flush');
+      expect(flush.status).toBe(404);
+      expect(flush.body.message).toContain('admin endpoints are served on port 9090');
     } finally {
       await t.close();
     }
@@ -71,6 +89,7 @@ describe('when SVC_ADMIN_ENABLED=false', () => {
         const res = await request(t.data).get(`/store/admin/${path}`);
         expect(res.status).toBe(404);
         expect(res.body.error).toBe('unknown_endpoint');
+        expect(res.body.message).not.toContain('served on port');
       }
       expect((await request(t.data).post('/store/admin/flush')).status).toBe(404);
       expect((await request(t.data).get('/store/string/k/exists')).status).toBe(200);

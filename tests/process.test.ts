@@ -1,6 +1,7 @@
-// The process (src/main.ts): a bad configuration stops the start with every problem; SIGTERM drains and exits 0.
+// The process (src/main.ts): a failed start says why in one line; SIGTERM drains and exits 0.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { freePort, type RedisServer, startRedisServer } from './support/redis-server';
@@ -19,14 +20,19 @@ function start(env: Record<string, string>) {
   });
   children.push(child);
   let output = '';
+  let stdout = '';
+  let stderr = '';
   child.stdout?.on('data', (c: Buffer) => {
     output += c.toString();
+    stdout += c.toString();
   });
   child.stderr?.on('data', (c: Buffer) => {
     output += c.toString();
+    stderr += c.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited, output: () => output };
+  // 'close': both pipes are drained too, so the output is complete.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, exited, output: () => output, stdout: () => stdout, stderr: () => stderr };
 }
 
 const get = (port: number, path: string) =>
@@ -54,6 +60,41 @@ describe('a running service', () => {
     redis = await startRedisServer({ args: ['--enable-debug-command', 'yes'] });
   });
   afterAll(() => redis.stop());
+
+  /** A port this test holds open, so that the service finds it taken. */
+  async function takenPort(): Promise<net.Server> {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    return holder;
+  }
+  const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
+
+  test.each([
+    ['the data port', 'SVC_PORT'],
+    ['the admin port', 'SVC_ADMIN_PORT'],
+  ])(
+    'when %s is taken, then the start fails with one line naming %s, and no stack',
+    async (_what, setting) => {
+      const holder = await takenPort();
+      try {
+        const taken = portOf(holder);
+        const ports: Record<string, string> =
+          setting === 'SVC_PORT'
+            ? { SVC_PORT: String(taken) }
+            : { SVC_PORT: String(await freePort()), SVC_ADMIN_PORT: String(taken) };
+        const svc = start({ ...ports, SVC_REDIS_URL: redis.url });
+        expect(await svc.exited).toBe(1);
+        expect(svc.stderr()).toBe(
+          `failed to start: port ${taken} is in use: set ${setting} to a free port\n`,
+        );
+        // What did succeed was logged before the reason; the data listener never claims to listen on a taken port.
+        if (setting === 'SVC_PORT') expect(svc.stdout()).not.toMatch(/listening/);
+        expect(svc.stdout()).not.toMatch(/admin listening|\n\s+at /);
+      } finally {
+        holder.close();
+      }
+    },
+  );
 
   test('when SIGTERM arrives during a request, then that request is answered and the process exits 0', async () => {
     const port = await freePort();
