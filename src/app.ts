@@ -13,6 +13,7 @@ import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
 import { answerers } from './observability/aggregate';
+import { buildInfo } from './observability/info';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { hashOps } from './ops/hashes';
@@ -131,7 +132,10 @@ export function createApp(deps: AppDeps): Apps {
   if (admin) adminRoutes(admin, ctx);
 
   // After the API: a router that matches nothing hands the request on through setImmediate.
-  app.use(docs(ctx.contract.document, OPENAPI_FILE));
+  const { name, version } = buildInfo();
+  const links: Record<string, string> = { docs: '/docs', openapi: '/openapi.yaml' };
+  if (admin && !ownListener) links.health = '/store/admin/health';
+  app.use(docs(ctx.contract.document, OPENAPI_FILE, { name, version, links }));
   const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
   const elsewhere = admin && ownListener ? config.admin.port : undefined;
   const apps: Apps = { data: finish(app, ctx, guards, served, elsewhere), context: ctx };

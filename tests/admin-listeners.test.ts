@@ -1,6 +1,7 @@
 // Where the admin endpoints are served: on the data port, on their own listener, or not at all.
 import request from 'supertest';
 import { testApp } from './support/app';
+import { responseProblems } from './support/schemas';
 
 describe('when SVC_ADMIN_PORT equals SVC_PORT', () => {
   test('then the data app serves the admin endpoints and there is no admin app', async () => {
@@ -114,6 +115,35 @@ describe('when SVC_METRICS_ENABLED=false', () => {
 });
 
 describe('the contract for people', () => {
+  test('GET / answers a JSON index: name, version and links to the docs, the document and health', async () => {
+    const t = await testApp('listeners-index');
+    try {
+      const res = await request(t.data).get('/');
+      expect(res.status).toBe(200);
+      expect(responseProblems('get', '/', 200, res.body)).toBe('');
+      expect(res.body).toEqual({
+        name: 'redis-http-gateway',
+        version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+        links: { docs: '/docs', openapi: '/openapi.yaml', health: '/store/admin/health' },
+      });
+      for (const link of Object.values(res.body.links as Record<string, string>)) {
+        expect((await request(t.data).get(link)).status).toBeLessThan(400);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('when admin has its own port, then GET / links no health check on the data port', async () => {
+    const t = await testApp('listeners-index-own', { SVC_PORT: '8080', SVC_ADMIN_PORT: '9090' });
+    try {
+      const res = await request(t.data).get('/');
+      expect(res.body.links).toEqual({ docs: '/docs', openapi: '/openapi.yaml' });
+    } finally {
+      await t.close();
+    }
+  });
+
   test('GET /openapi.yaml serves the document as application/yaml', async () => {
     const t = await testApp('listeners-docs');
     try {
