@@ -4,6 +4,8 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import Redis from 'ioredis';
+import { loadConfig } from '../src/config';
+import { startupFailure } from '../src/startup';
 import { freePort, type RedisServer, startRedisServer } from './support/redis-server';
 
 const ROOT = path.join(__dirname, '..');
@@ -52,6 +54,34 @@ test('when settings are invalid, then the start fails with exit 2 and lists ever
   expect(svc.output()).toMatch(/SVC_LOG_LEVEL/);
   expect(svc.output()).toMatch(/SVC_RATE_LIMIT_WINDOW/);
   expect(svc.output()).not.toMatch(/\n\s+at /); // a list of problems, not a stack trace
+});
+
+describe('the start-up failure line', () => {
+  const config = loadConfig({ SVC_PORT: '8080', SVC_ADMIN_PORT: '9090', SVC_ADMIN_HOST: '10.0.0.9' });
+  const listenError = (fields: Record<string, unknown>) => Object.assign(new Error('listen failed'), fields);
+
+  test.each([
+    [
+      { code: 'EACCES', syscall: 'listen', port: 9090 },
+      'port 9090 needs privileges this process lacks: set SVC_ADMIN_PORT to a port above 1023',
+    ],
+    [
+      { code: 'EADDRNOTAVAIL', syscall: 'listen', address: '10.0.0.9', port: 9090 },
+      '10.0.0.9 is not an address of this machine: set SVC_ADMIN_HOST (0.0.0.0 listens on all of them)',
+    ],
+    [
+      { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname: 'nosuch.invalid' },
+      'the host name nosuch.invalid does not resolve: set SVC_HOST to an address of this machine',
+    ],
+  ])('when listen fails with %j, then one line names the setting', (fields, line) => {
+    expect(startupFailure(listenError(fields), config)).toBe(`failed to start: ${line}`);
+  });
+
+  test('when the cause is unknown (a bug), then the stack is kept', () => {
+    expect(startupFailure(new TypeError('boom'), config)).toMatch(
+      /^failed to start: TypeError: boom\n\s+at /,
+    );
+  });
 });
 
 describe('a running service', () => {
