@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import { installReason, NPM_CI } from './deps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -237,21 +238,16 @@ async function ensureRedis() {
 async function main() {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const npmOptions = { shell: process.platform === 'win32' };
-  if (!fs.existsSync('node_modules')) {
-    say('node_modules is missing: npm ci');
-    let code = await run(npm, ['ci', '--no-audit', '--no-fund'], npmOptions);
-    if (code !== 0) {
-      // e.g. a lock written through a mirror that lacks other platforms' optional packages; install keeps the
-      // locked versions and, with --no-save, leaves package-lock.json as it is.
-      say('npm ci failed: npm install --no-save');
-      code = await run(npm, ['install', '--no-save', '--no-audit', '--no-fund'], npmOptions);
-    }
+  const reason = installReason();
+  if (reason) {
+    say(`${reason}: npm ci`);
+    const code = await run(npm, NPM_CI, npmOptions);
     if (code !== 0) process.exit(code);
   }
   const built = newestMtime(MAIN);
   if (built === 0 || built < Math.max(...BUILD_INPUTS.map(newestMtime))) {
     say(`${MAIN} is missing or older than the sources: npm run build`);
-    const code = await run(npm, ['run', 'build'], npmOptions);
+    const code = await run(npm, ['run', '--silent', 'build'], npmOptions);
     if (code !== 0) process.exit(code);
   }
   await ensureRedis();

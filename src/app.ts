@@ -1,6 +1,7 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
 import express, { type Express, type RequestHandler } from 'express';
 import { type Config, loadConfig } from './config';
+import { ApiError } from './errors';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
 import { chain } from './http/chain';
@@ -12,6 +13,7 @@ import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
 import { answerers } from './observability/aggregate';
+import { buildInfo } from './observability/info';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { hashOps } from './ops/hashes';
@@ -70,12 +72,32 @@ function baseApp(ctx: Context): Express {
   return app;
 }
 
+const ADMIN_PREFIXES = PREFIXES.map((prefix) => `${prefix}/admin`);
+
+/** On the data port when admin has its own listener: a 404 that says where the admin endpoints are. */
+function adminElsewhere(port: number): RequestHandler {
+  return (req, res) => {
+    res.locals.route = 'unknown';
+    throw new ApiError(
+      'unknown_endpoint',
+      `No endpoint ${req.method} ${req.baseUrl}${req.path} on this port: admin endpoints are served on port ${port}`,
+    );
+  };
+}
+
 /**
  * 404/405 for what no route took: each app knows only the operations it serves. Under the prefixes the guards
  * come first, as on the routes: an unknown path is rate limited and needs credentials too.
  */
-function finish(app: Express, ctx: Context, guards: RequestHandler, served: Operation[]): Express {
+function finish(
+  app: Express,
+  ctx: Context,
+  guards: RequestHandler,
+  served: Operation[],
+  adminPort?: number,
+): Express {
   app.use([...PREFIXES], guards);
+  if (adminPort !== undefined) app.use(ADMIN_PREFIXES, adminElsewhere(adminPort));
   app.use(fallback(served));
   app.use(errorHandler(ctx.logger, () => ctx.config.errorDetails));
   return app;
@@ -131,9 +153,13 @@ export function createApp(deps: AppDeps): Apps {
   if (admin) adminRoutes(admin, ctx);
 
   // After the API: a router that matches nothing hands the request on through setImmediate.
-  app.use(docs(ctx.contract.document, OPENAPI_FILE));
+  const { name, version } = buildInfo();
+  const links: Record<string, string> = { docs: '/docs', openapi: '/openapi.yaml' };
+  if (admin && !ownListener) links.health = '/store/admin/health';
+  app.use(docs(ctx.contract.document, OPENAPI_FILE, { name, version, links }));
   const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
-  const apps: Apps = { data: finish(app, ctx, guards, served), context: ctx };
+  const elsewhere = admin && ownListener ? config.admin.port : undefined;
+  const apps: Apps = { data: finish(app, ctx, guards, served, elsewhere), context: ctx };
   if (admin && ownListener) apps.admin = finish(adminApp, ctx, guards, admin.served);
   return apps;
 }

@@ -12,6 +12,8 @@ function str(def?: string, extra: object = {}) {
   return { type: 'string', ...(def === undefined ? {} : { default: def }), ...extra };
 }
 const port = (def: number) => int(def, 0, 65535);
+/** A port with no default of its own: loadConfig() derives it from another setting. */
+const derivedPort = () => ({ type: 'integer', minimum: 0, maximum: 65535 }) as const;
 
 /** Every setting, with its default, type and range. The README's configuration table mirrors it. */
 export const SETTINGS = {
@@ -34,7 +36,8 @@ export const SETTINGS = {
   SVC_BATCH_MAX_OPERATIONS: int(1000, 1, 100000),
   SVC_ADMIN_ENABLED: bool(true),
   SVC_ADMIN_HOST: str('0.0.0.0'),
-  SVC_ADMIN_PORT: port(8080),
+  // Unset: the data port, so that SVC_PORT alone moves the whole service.
+  SVC_ADMIN_PORT: derivedPort(),
   SVC_RATE_LIMIT_ENABLED: bool(true),
   SVC_RATE_LIMIT_REQUESTS: int(100, 1),
   SVC_RATE_LIMIT_WINDOW: int(60, 1),
@@ -59,13 +62,15 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 export type Raw = {
-  [K in SettingName]: (typeof SETTINGS)[K] extends { type: 'integer' }
+  [K in SettingName]: (typeof SETTINGS)[K] extends { type: 'integer'; default: number }
     ? number
-    : (typeof SETTINGS)[K] extends { type: 'boolean' }
-      ? boolean
-      : (typeof SETTINGS)[K] extends { default: string }
-        ? string
-        : string | undefined;
+    : (typeof SETTINGS)[K] extends { type: 'integer' }
+      ? number | undefined
+      : (typeof SETTINGS)[K] extends { type: 'boolean' }
+        ? boolean
+        : (typeof SETTINGS)[K] extends { default: string }
+          ? string
+          : string | undefined;
 };
 
 export type Config = Readonly<{
@@ -204,7 +209,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBodyBytes: r.SVC_MAX_BODY_BYTES,
       batchMaxOperations: r.SVC_BATCH_MAX_OPERATIONS,
     },
-    admin: { enabled: r.SVC_ADMIN_ENABLED, host: r.SVC_ADMIN_HOST, port: r.SVC_ADMIN_PORT },
+    admin: {
+      enabled: r.SVC_ADMIN_ENABLED,
+      host: r.SVC_ADMIN_HOST,
+      port: r.SVC_ADMIN_PORT ?? r.SVC_PORT,
+    },
     rateLimit: {
       enabled: r.SVC_RATE_LIMIT_ENABLED,
       requests: r.SVC_RATE_LIMIT_REQUESTS,

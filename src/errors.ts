@@ -97,16 +97,42 @@ function unavailable(cause: unknown): ApiError {
   });
 }
 
+/**
+ * The parser's reason and position, from a JSON.parse message such as "Expected double-quoted property name in
+ * JSON at position 14". V8 quotes the start of the text in some messages (`"xyz..." is not valid JSON`): that is
+ * the client's data, kept out of the answer (and so out of logs).
+ */
+function malformedJson(err: { message: string; body?: unknown }): string {
+  if (typeof err.body === 'string') {
+    // body-parser's strict mode refuses well-formed JSON that is not an object or array, with no position.
+    let value: unknown;
+    try {
+      value = JSON.parse(err.body);
+    } catch {}
+    if (value !== undefined)
+      return `Request body must be a JSON object, not ${value === null ? 'null' : typeof value}`;
+  }
+  const position = /\bat position (\d+)/.exec(err.message)?.[1];
+  const reason = err.message
+    .replace(/ (?:in JSON )?at position \d+.*$/s, '')
+    .replace(/, ".*" is not valid JSON$/s, '');
+  return position === undefined
+    ? `Malformed JSON: ${reason}`
+    : `Malformed JSON at position ${position}: ${reason}`;
+}
+
 /** Body-parser errors carry a `type` such as 'entity.too.large'. */
-function fromBodyParser(err: { type: string; limit?: number }): ApiError | undefined {
+function fromBodyParser(err: {
+  type: string;
+  limit?: number;
+  message: string;
+  body?: unknown;
+}): ApiError | undefined {
   switch (err.type) {
     case 'entity.too.large':
       return new ApiError('payload_too_large', `Request body exceeds the limit of ${err.limit} bytes`);
     case 'entity.parse.failed':
-      return new ApiError(
-        'invalid_value',
-        'Request body must be a JSON object (it is malformed JSON or another value)',
-      );
+      return new ApiError('invalid_value', malformedJson(err));
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', 'Request body must be UTF-8 encoded application/json');

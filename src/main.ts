@@ -3,11 +3,19 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createApp } from './app';
 import { runPrimary } from './cluster';
-import { ConfigError, loadConfig } from './config';
+import { type Config, ConfigError, loadConfig } from './config';
 import { limiterConnection } from './http/rate-limit';
-import { createLogger } from './observability/logger';
+import { createLogger, flushLogs } from './observability/logger';
 import { joinPeers } from './peers';
+<<<<<<< HEAD
 import { createRedis, redactUrl, redisMode, writerConnection } from './redis/client';
+=======
+import { createRedis, redactUrl, redisMode } from './redis/client';
+import { startupFailure } from './startup';
+
+/** Set once the configuration loaded, so that a failed start can name the setting to change. */
+let loaded: Config | undefined;
+>>>>>>> onboarding
 
 function listen(
   app: import('express').Express,
@@ -43,6 +51,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);
   }
+  loaded = config;
   const logger = createLogger(config.log);
   // With SVC_WORKERS > 1 this process only supervises; each worker runs the rest of main() itself.
   if (config.workers > 1 && cluster.isPrimary)
@@ -106,19 +115,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  // The reload logs what it applied; a failed one keeps the running configuration and says why.
+  // The reload logs what it applied, or (a warning) why it kept the running configuration.
   process.on('SIGHUP', () => {
-    apps.context
-      .reload?.()
-      .catch((err: Error) => logger.error('configuration reload failed', { cause: err.message }));
+    apps.context.reload?.().catch(() => {});
   });
 }
 
+// The reason is the last line: the log lines of the steps that did succeed go out first.
 main().catch((err) => {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`);
-    process.exit(2);
-  }
-  process.stderr.write(`failed to start: ${(err as Error).stack ?? err}\n`);
-  process.exit(1);
+  flushLogs();
+  process.stderr.write(`${startupFailure(err, loaded)}\n`);
+  process.exit(err instanceof ConfigError ? 2 : 1);
 });

@@ -62,10 +62,11 @@ function changedPaths(a: unknown, b: unknown, path = ''): string[] {
 
 const isLive = (path: string) => (LIVE_SETTINGS as readonly string[]).includes(path.split('.')[0] as string);
 
-function describe(applied: string[], restart: string[]): string {
-  if (applied.length === 0 && restart.length === 0) return 'Configuration reloaded; nothing changed';
+function describe(applied: string[], restart: string[], other: string[]): string {
+  if (applied.length + restart.length + other.length === 0) return 'Configuration reloaded; nothing changed';
   const parts = ['Configuration reloaded'];
   if (applied.length > 0) parts.push(`applied ${applied.join(', ')}`);
+  parts.push(...other);
   if (restart.length > 0)
     parts.push(`${restart.join(', ')} changed and ${restart.length > 1 ? 'need' : 'needs'} a restart`);
   return parts.join('; ');
@@ -74,19 +75,24 @@ function describe(applied: string[], restart: string[]): string {
 /**
  * Re-reads the configuration with `load` and applies the live settings (LIVE_SETTINGS): the new config
  * keeps the running values of everything else, which needs a restart. The `onReload` hooks (the auth
- * family reloads its keys) run first; if loading or a hook fails, nothing is applied and the error is a
- * 500 server_error whose message lists the problems.
+ * family reloads its keys, and says which changed) run first; if loading or a hook fails, nothing is applied,
+ * a warning lists the problems, and the error is a 500 server_error whose message lists them too.
  */
 export function createReload(ctx: Context, load: () => Config): () => Promise<string> {
   return async () => {
     const previous = ctx.config;
     let next: Config;
+    const other: string[] = [];
     try {
       next = load();
-      for (const hook of ctx.onReload ?? []) await hook(next);
+      for (const hook of ctx.onReload ?? []) other.push(...((await hook(next)) ?? []));
     } catch (err) {
-      const problems = err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
-      throw new ApiError('server_error', `Configuration not reloaded: ${problems}`, { cause: err });
+      const problems = err instanceof ConfigError ? err.problems : [(err as Error).message];
+      // A broken file is an operator's to fix, not a bug: a warning without a stack.
+      ctx.logger.warn('configuration not reloaded; the running configuration stays', { problems });
+      throw new ApiError('server_error', `Configuration not reloaded: ${problems.join('; ')}`, {
+        cause: err,
+      });
     }
     const live = Object.fromEntries(LIVE_SETTINGS.map((name) => [name, next[name]]));
     ctx.config = Object.freeze({ ...previous, ...live }) as Config;
@@ -94,7 +100,7 @@ export function createReload(ctx: Context, load: () => Config): () => Promise<st
     const changes = changedPaths(previous, next).map((path) => ({ path, setting: SETTING_OF[path] ?? path }));
     const applied = changes.filter((c) => isLive(c.path)).map((c) => c.setting);
     const restart = changes.filter((c) => !isLive(c.path)).map((c) => c.setting);
-    const message = describe(applied, restart);
+    const message = describe(applied, restart, other);
     ctx.logger.info(message);
     return message;
   };

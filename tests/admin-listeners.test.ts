@@ -1,6 +1,7 @@
 // Where the admin endpoints are served: on the data port, on their own listener, or not at all.
 import request from 'supertest';
 import { testApp } from './support/app';
+import { responseProblems } from './support/schemas';
 
 describe('when SVC_ADMIN_PORT equals SVC_PORT', () => {
   test('then the data app serves the admin endpoints and there is no admin app', async () => {
@@ -9,6 +10,19 @@ describe('when SVC_ADMIN_PORT equals SVC_PORT', () => {
       expect(t.admin).toBeUndefined();
       expect((await request(t.data).get('/store/admin/ping')).status).toBe(200);
       expect((await request(t.data).put('/store/admin/ping')).status).toBe(405);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('when SVC_ADMIN_PORT is unset', () => {
+  test('then admin follows SVC_PORT: one listener, whatever the data port', async () => {
+    const t = await testApp('listeners-unset', { SVC_PORT: '18601' });
+    try {
+      expect(t.context.config.admin.port).toBe(18601);
+      expect(t.admin).toBeUndefined();
+      expect((await request(t.data).get('/store/admin/ping')).status).toBe(200);
     } finally {
       await t.close();
     }
@@ -27,7 +41,12 @@ describe('when SVC_ADMIN_PORT differs from SVC_PORT', () => {
       const onData = await request(t.data).get('/store/admin/ping');
       expect(onData.status).toBe(404);
       expect(onData.body.error).toBe('unknown_endpoint');
-      expect((await request(t.data).post('/store/admin/flush')).status).toBe(404);
+      expect(onData.body.message).toBe(
+        'No endpoint GET /store/admin/ping on this port: admin endpoints are served on port 9090',
+      );
+      const flush = await request(t.data).post('/api/admin/flush');
+      expect(flush.status).toBe(404);
+      expect(flush.body.message).toContain('admin endpoints are served on port 9090');
     } finally {
       await t.close();
     }
@@ -71,6 +90,7 @@ describe('when SVC_ADMIN_ENABLED=false', () => {
         const res = await request(t.data).get(`/store/admin/${path}`);
         expect(res.status).toBe(404);
         expect(res.body.error).toBe('unknown_endpoint');
+        expect(res.body.message).not.toContain('served on port');
       }
       expect((await request(t.data).post('/store/admin/flush')).status).toBe(404);
       expect((await request(t.data).get('/store/string/k/exists')).status).toBe(200);
@@ -95,6 +115,35 @@ describe('when SVC_METRICS_ENABLED=false', () => {
 });
 
 describe('the contract for people', () => {
+  test('GET / answers a JSON index: name, version and links to the docs, the document and health', async () => {
+    const t = await testApp('listeners-index');
+    try {
+      const res = await request(t.data).get('/');
+      expect(res.status).toBe(200);
+      expect(responseProblems('get', '/', 200, res.body)).toBe('');
+      expect(res.body).toEqual({
+        name: 'redis-http-gateway',
+        version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+        links: { docs: '/docs', openapi: '/openapi.yaml', health: '/store/admin/health' },
+      });
+      for (const link of Object.values(res.body.links as Record<string, string>)) {
+        expect((await request(t.data).get(link)).status).toBeLessThan(400);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('when admin has its own port, then GET / links no health check on the data port', async () => {
+    const t = await testApp('listeners-index-own', { SVC_PORT: '8080', SVC_ADMIN_PORT: '9090' });
+    try {
+      const res = await request(t.data).get('/');
+      expect(res.body.links).toEqual({ docs: '/docs', openapi: '/openapi.yaml' });
+    } finally {
+      await t.close();
+    }
+  });
+
   test('GET /openapi.yaml serves the document as application/yaml', async () => {
     const t = await testApp('listeners-docs');
     try {

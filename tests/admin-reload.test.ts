@@ -66,7 +66,8 @@ test('when a setting that needs a restart changed, then it is named and the runn
   const res = await reload();
   expect(res.status).toBe(200);
   expect(res.body.message).toBe(
-    'Configuration reloaded; applied SVC_LOG_LEVEL; SVC_PORT, SVC_MAX_BODY_BYTES changed and need a restart',
+    // The admin port follows SVC_PORT when SVC_ADMIN_PORT is unset, so it changed too.
+    'Configuration reloaded; applied SVC_LOG_LEVEL; SVC_PORT, SVC_MAX_BODY_BYTES, SVC_ADMIN_PORT changed and need a restart',
   );
   expect(t.context.config.port).toBe(8080);
   expect(t.context.config.limits.maxBodyBytes).toBe(10485760);

@@ -168,25 +168,68 @@ describe('reloading credentials', () => {
   const reload = (key: { key: string }) =>
     request(t.data).post('/store/admin/reload').set('Authorization', bearer(key));
 
-  test('when the file changes and reload runs, then the new keys apply without a restart', async () => {
+  test('when the file changes and reload runs, then the new keys apply without a restart, and it says so', async () => {
     expect((await probe(t, bearer(first))).status).toBe(404);
     file('live.json', { keys: [second] });
-    expect((await reload(first)).status).toBe(200);
+    const res = await reload(first);
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe('Configuration reloaded; API keys: 1 added (second), 1 removed (first)');
     expect((await probe(t, bearer(first))).status).toBe(401);
     expect((await probe(t, bearer(second))).status).toBe(404);
   });
 
-  test('when the new file is broken, then the reload fails listing the problem and the current keys stay', async () => {
-    file('live.json', '{"keys": [{"id": "x"}]}');
+  test('when a key is removed, changed or added, then the reload names each change by id, never a secret', async () => {
+    const ops = apiKey('ops', ['read']);
+    const ci = apiKey('ci', ['read']);
+    file('live.json', { keys: [second, ops, ci] });
+    expect((await reload(second)).body.message).toBe('Configuration reloaded; API keys: 2 added (ops, ci)');
+    file('live.json', { keys: [second, { ...ops, permissions: ['read', 'write'] }] });
     const res = await reload(second);
-    expect(res.status).toBe(500);
-    expect(res.body.message).toContain("keys[0] must have required property 'permissions'");
-    expect((await probe(t, bearer(second))).status).toBe(404);
+    expect(res.body.message).toBe('Configuration reloaded; API keys: 1 changed (ops), 1 removed (ci)');
+    expect(res.body.message).not.toContain(ops.key);
+    expect((await probe(t, bearer(ci))).status).toBe(401);
+    file('live.json', { keys: [second] });
+    expect((await reload(second)).body.message).toBe('Configuration reloaded; API keys: 1 removed (ops)');
+    expect((await reload(second)).body.message).toBe('Configuration reloaded; nothing changed');
+  });
+
+  test('when a Basic user is added, then the reload says so', async () => {
+    const { entry } = keyNew(['--basic', '--username', 'alice', '--permissions', 'read', '--password', 'pw']);
+    file('live.json', { keys: [second], users: [entry] });
+    expect((await reload(second)).body.message).toBe('Configuration reloaded; Basic users: 1 added (alice)');
+    file('live.json', { keys: [second] });
+    expect((await reload(second)).body.message).toBe(
+      'Configuration reloaded; Basic users: 1 removed (alice)',
+    );
+  });
+
+  test('when the new file is broken, then the reload fails listing the problem, logs a warning (no stack), and the current keys stay', async () => {
+    const warn = jest.spyOn(t.context.logger, 'warn');
+    const error = jest.spyOn(t.context.logger, 'error');
+    try {
+      file('live.json', '{"keys": [{"id": "x"}]}');
+      const res = await reload(second);
+      expect(res.status).toBe(500);
+      expect(res.body.message).toContain("keys[0] must have required property 'permissions'");
+      expect((await probe(t, bearer(second))).status).toBe(404);
+      expect(warn).toHaveBeenCalledWith('configuration not reloaded; the running configuration stays', {
+        problems: [expect.stringContaining("keys[0] must have required property 'permissions'")],
+      });
+      // The request's own line is a warning too, with the reason as its cause, not an error with a stack.
+      expect(warn).toHaveBeenCalledWith(
+        'request',
+        expect.objectContaining({ status: 500, cause: expect.stringMatching(/^Configuration not reloaded/) }),
+      );
+      expect(error).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      error.mockRestore();
+    }
   });
 
   test('when SIGHUP-style reload (ctx.reload) runs, then it re-reads the file too', async () => {
     file('live.json', { keys: [first] });
-    await t.context.reload?.();
+    await expect(t.context.reload?.()).resolves.toContain('API keys: 1 added (first), 1 removed (second)');
     expect((await probe(t, bearer(first))).status).toBe(404);
     expect((await probe(t, bearer(second))).status).toBe(401);
   });

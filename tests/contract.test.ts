@@ -36,11 +36,17 @@ function expressRoutes(app: Express): string[] {
   return found;
 }
 
-/** Every operation under each prefix (`/store` and its alias `/api`). */
-const documented = () =>
-  t.context.contract.operations.flatMap((o) =>
+/** Every operation under each prefix (`/store` and its alias `/api`), and the pages outside them (`GET /`). */
+const documented = () => {
+  const paths = t.context.contract.document.paths as Record<string, Record<string, unknown>>;
+  const pages = Object.entries(paths)
+    .filter(([path]) => !path.startsWith('/store/'))
+    .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+  const operations = t.context.contract.operations.flatMap((o) =>
     PREFIXES.map((prefix) => `${o.method.toUpperCase()} ${o.path.replace(/^\/store/, prefix)}`),
   );
+  return [...operations, ...pages];
+};
 
 describe('routes and openapi.yaml', () => {
   test('every route the apps serve is in openapi.yaml', () => {

@@ -1,5 +1,6 @@
 // The test harness itself: a Redis is provided, spawned servers restart on their port, and key cleanup is scoped.
 import Redis from 'ioredis';
+import { testApp } from './support/app';
 import { cleanup, testPrefix } from './support/keys';
 import { pingRaw, startRedisServer } from './support/redis-server';
 
@@ -51,6 +52,18 @@ describe('test harness', () => {
     } finally {
       await cleanup(redis, other);
       redis.disconnect();
+    }
+  });
+
+  it('when the Redis of an app is gone (its clients reconnecting), then close() still resolves', async () => {
+    const server = await startRedisServer();
+    try {
+      const t = await testApp('harness-close', { SVC_REDIS_URL: server.url });
+      await server.stop();
+      // Both clients refuse QUIT now (no offline queue, no connection): close() falls back to disconnect().
+      await expect(t.close()).resolves.toBeUndefined();
+    } finally {
+      await server.stop();
     }
   });
 });

@@ -92,18 +92,39 @@ describe('unknown paths and methods', () => {
 });
 
 describe('request bodies', () => {
-  test('malformed JSON is 400 invalid_value', async () => {
-    const res = await api()
-      .post('/store/string/k')
-      .set('Content-Type', 'application/json')
-      .send('{"value": ');
+  const postRaw = (body: string) =>
+    api().post('/store/string/k').set('Content-Type', 'application/json').send(body);
+
+  test.each([
+    ['{"value": "v",}', 'Malformed JSON at position 14: Expected double-quoted property name'],
+    ['{"value": ', 'Malformed JSON: Unexpected end of JSON input'],
+    [
+      '{"value": "v"} trailing',
+      'Malformed JSON at position 15: Unexpected non-whitespace character after JSON',
+    ],
+  ])(
+    'when the body is malformed JSON (%s), then 400 invalid_value names the position',
+    async (body, message) => {
+      const res = await postRaw(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_value');
+      expect(res.body.message).toBe(message);
+    },
+  );
+
+  test('when the body is not JSON at all, then the message quotes none of it', async () => {
+    const res = await postRaw('password=hunter2');
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_value');
+    expect(res.body.message).toMatch(/^Malformed JSON/);
+    expect(res.body.message).not.toContain('hunter2');
   });
 
-  test('a JSON body that is not an object is 400', async () => {
-    const res = await api().post('/store/string/k').set('Content-Type', 'application/json').send('"text"');
+  test('a JSON body that is not an object is 400 naming what it is', async () => {
+    const res = await postRaw('"text"');
     expect(res.status).toBe(400);
+    expect(res.body.message).toBe('Request body must be a JSON object, not string');
+    expect((await postRaw('null')).body.message).toBe('Request body must be a JSON object, not null');
   });
 
   test('a body that is not JSON is 415 unsupported_media_type', async () => {

@@ -1,8 +1,11 @@
-// The process (src/main.ts): a bad configuration stops the start with every problem; SIGTERM drains and exits 0.
+// The process (src/main.ts): a failed start says why in one line; SIGTERM drains and exits 0.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import Redis from 'ioredis';
+import { loadConfig } from '../src/config';
+import { startupFailure } from '../src/startup';
 import { freePort, type RedisServer, startRedisServer } from './support/redis-server';
 
 const ROOT = path.join(__dirname, '..');
@@ -19,14 +22,19 @@ function start(env: Record<string, string>) {
   });
   children.push(child);
   let output = '';
+  let stdout = '';
+  let stderr = '';
   child.stdout?.on('data', (c: Buffer) => {
     output += c.toString();
+    stdout += c.toString();
   });
   child.stderr?.on('data', (c: Buffer) => {
     output += c.toString();
+    stderr += c.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited, output: () => output };
+  // 'close': both pipes are drained too, so the output is complete.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, exited, output: () => output, stdout: () => stdout, stderr: () => stderr };
 }
 
 const get = (port: number, path: string) =>
@@ -48,12 +56,75 @@ test('when settings are invalid, then the start fails with exit 2 and lists ever
   expect(svc.output()).not.toMatch(/\n\s+at /); // a list of problems, not a stack trace
 });
 
+describe('the start-up failure line', () => {
+  const config = loadConfig({ SVC_PORT: '8080', SVC_ADMIN_PORT: '9090', SVC_ADMIN_HOST: '10.0.0.9' });
+  const listenError = (fields: Record<string, unknown>) => Object.assign(new Error('listen failed'), fields);
+
+  test.each([
+    [
+      { code: 'EACCES', syscall: 'listen', port: 9090 },
+      'port 9090 needs privileges this process lacks: set SVC_ADMIN_PORT to a port above 1023',
+    ],
+    [
+      { code: 'EADDRNOTAVAIL', syscall: 'listen', address: '10.0.0.9', port: 9090 },
+      '10.0.0.9 is not an address of this machine: set SVC_ADMIN_HOST (0.0.0.0 listens on all of them)',
+    ],
+    [
+      { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname: 'nosuch.invalid' },
+      'the host name nosuch.invalid does not resolve: set SVC_HOST to an address of this machine',
+    ],
+  ])('when listen fails with %j, then one line names the setting', (fields, line) => {
+    expect(startupFailure(listenError(fields), config)).toBe(`failed to start: ${line}`);
+  });
+
+  test('when the cause is unknown (a bug), then the stack is kept', () => {
+    expect(startupFailure(new TypeError('boom'), config)).toMatch(
+      /^failed to start: TypeError: boom\n\s+at /,
+    );
+  });
+});
+
 describe('a running service', () => {
   let redis: RedisServer;
   beforeAll(async () => {
     redis = await startRedisServer({ args: ['--enable-debug-command', 'yes'] });
   });
   afterAll(() => redis.stop());
+
+  /** A port this test holds open, so that the service finds it taken. */
+  async function takenPort(): Promise<net.Server> {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    return holder;
+  }
+  const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
+
+  test.each([
+    ['the data port', 'SVC_PORT'],
+    ['the admin port', 'SVC_ADMIN_PORT'],
+  ])(
+    'when %s is taken, then the start fails with one line naming %s, and no stack',
+    async (_what, setting) => {
+      const holder = await takenPort();
+      try {
+        const taken = portOf(holder);
+        const ports: Record<string, string> =
+          setting === 'SVC_PORT'
+            ? { SVC_PORT: String(taken) }
+            : { SVC_PORT: String(await freePort()), SVC_ADMIN_PORT: String(taken) };
+        const svc = start({ ...ports, SVC_REDIS_URL: redis.url });
+        expect(await svc.exited).toBe(1);
+        expect(svc.stderr()).toBe(
+          `failed to start: port ${taken} is in use: set ${setting} to a free port\n`,
+        );
+        // What did succeed was logged before the reason; the data listener never claims to listen on a taken port.
+        if (setting === 'SVC_PORT') expect(svc.stdout()).not.toMatch(/listening/);
+        expect(svc.stdout()).not.toMatch(/admin listening|\n\s+at /);
+      } finally {
+        holder.close();
+      }
+    },
+  );
 
   test('when SIGTERM arrives during a request, then that request is answered and the process exits 0', async () => {
     const port = await freePort();

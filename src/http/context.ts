@@ -34,8 +34,11 @@ export interface Context {
   readonly peers?: Peers;
   /** Re-reads the configuration and applies what can change live; resolves to a message (see reload.ts). */
   reload?: () => Promise<string>;
-  /** Run by a reload with the new configuration before it is applied; a hook that throws cancels the reload. */
-  onReload?: Array<(config: Config) => void | Promise<void>>;
+  /**
+   * Run by a reload with the new configuration before it is applied; a hook that throws cancels the reload. A hook
+   * may return what it changed beyond the settings themselves (the credentials in a keys file), to be reported.
+   */
+  onReload?: Array<(config: Config) => undefined | string[] | Promise<undefined | string[]>>;
   /** True when any credential is configured (set by the auth family; `info` reports it). */
   authConfigured?: () => boolean;
 }

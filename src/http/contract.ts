@@ -41,7 +41,7 @@ const RULES: Partial<Record<ErrorType, string>> = {
 };
 const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 
-/** The contract: the document and one compiled operation per path and method. */
+/** The contract: the document and one compiled operation per path and method under /store. */
 export class Contract {
   readonly document: Json;
   readonly operations: Operation[] = [];
@@ -58,6 +58,8 @@ export class Contract {
     this.ajv.addKeyword('example');
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: doc.components.schemas });
     for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+      // The API lives under /store; a page outside it (GET /) takes no input and needs no credentials.
+      if (!path.startsWith('/store/')) continue;
       for (const method of METHODS) {
         const op = item[method] as Json | undefined;
         if (op)

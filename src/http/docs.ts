@@ -1,6 +1,14 @@
-// The contract for people: Swagger UI at /docs and the document itself at /openapi.yaml (outside /store).
+// Pages for people, outside /store: an index at /, Swagger UI at /docs and the document itself at /openapi.yaml.
 import { type RequestHandler, Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
+import { sendJson } from './send';
+
+/** The body of `GET /`: what this is, and where to read on. */
+export interface Index {
+  name: string;
+  version: string;
+  links: Record<string, string>;
+}
 
 const route =
   (name: string): RequestHandler =>
@@ -9,8 +17,10 @@ const route =
     next();
   };
 
-export function docs(document: Record<string, unknown>, file: string): Router {
+export function docs(document: Record<string, unknown>, file: string, index: Index): Router {
   const router = Router();
+  // A first request to the bare address (a browser, curl) learns where the documentation is.
+  router.get('/', route('/'), (_req, res) => sendJson(res, 200, index));
   router.get('/openapi.yaml', route('/openapi.yaml'), (_req, res) => {
     res.sendFile(file, { headers: { 'Content-Type': 'application/yaml; charset=utf-8' } });
   });

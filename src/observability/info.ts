@@ -5,14 +5,16 @@ import { PACKAGE_FILE } from '../paths';
 import { redactUrl, redisMode } from '../redis/client';
 
 export interface BuildInfo {
+  /** The package name, as `GET /` shows it. */
+  name: string;
   version: string;
   /** When the running code was built: the modification time of this compiled file (dist/ after `npm run build`). */
   buildDate: string;
 }
 
 export function buildInfo(): BuildInfo {
-  const { version } = JSON.parse(readFileSync(PACKAGE_FILE, 'utf8')) as { version: string };
-  return { version, buildDate: statSync(__filename).mtime.toISOString() };
+  const { name, version } = JSON.parse(readFileSync(PACKAGE_FILE, 'utf8')) as BuildInfo;
+  return { name, version, buildDate: statSync(__filename).mtime.toISOString() };
 }
 
 const nodes = (list: ReadonlyArray<{ host: string; port: number }>) =>

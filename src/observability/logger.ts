@@ -39,18 +39,19 @@ const json = winston.format((info) => {
 // Lines logged during one turn of the event loop go to stdout together at the end of the turn: writing to a
 // file or a pipe is synchronous in Node, one system call per line otherwise (several µs of every request).
 let pending = '';
-function flush(): void {
+/** Writes the lines still waiting for the end of the turn (before a last word on stderr, say). */
+export function flushLogs(): void {
   if (pending === '') return;
   process.stdout.write(pending);
   pending = '';
 }
 // process.exit() and a crash still get the last lines out (the write is synchronous).
-process.once('exit', flush);
+process.once('exit', flushLogs);
 
 /** A winston transport that adds each line to `pending`; no stream and no 'logged' event per line. */
 class Stdout extends TransportStream {
   override log(info: Record<string | symbol, unknown>, done: () => void): void {
-    if (pending === '') setImmediate(flush);
+    if (pending === '') setImmediate(flushLogs);
     pending += `${info[MESSAGE]}\n`;
     done();
   }

@@ -1,6 +1,7 @@
 // The one hook per request: on 'finish' it feeds statistics, metrics and the clients list, and logs one line.
 import type { RequestHandler } from 'express';
 import type { Config } from '../config';
+import { ApiError } from '../errors';
 import { Clients } from './clients';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
@@ -58,7 +59,9 @@ function log(
     return;
   }
   const failure = locals.failure;
-  if (errorType === 'server_error') logger.error('request', { ...fields, err: failure });
+  // A bug (an error no code turned into an ApiError) gets its stack; a 500 the code raised on purpose says why.
+  if (errorType === 'server_error' && !(failure instanceof ApiError))
+    logger.error('request', { ...fields, err: failure });
   else logger.warn('request', { ...fields, cause: failure instanceof Error ? failure.message : undefined });
 }
 

@@ -1,5 +1,6 @@
 // Redis-side work of the admin endpoints: PING and INFO memory, one key's memory record, flush, connections.
 import { Cluster, type Redis } from 'ioredis';
+import { ApiError, toApiError } from '../errors';
 import type { RedisClient } from './client';
 import type { Keyspace } from './keys';
 
@@ -83,33 +84,62 @@ export async function keyRecord(redis: RedisClient, redisKey: string): Promise<K
 
 const masters = (redis: RedisClient): Redis[] => (redis instanceof Cluster ? redis.nodes('master') : [redis]);
 
+/**
+ * Redis refused a command of the flush: unavailability (READONLY, LOADING, a lost connection, ...) stays a 503
+ * as everywhere; any other refusal (a renamed or ACL-denied command) does not go away by retrying: a 500 that
+ * names the command and says how far the flush got.
+ */
+function refused(command: string, err: Error, removed: number): ApiError {
+  const apiError = toApiError(err);
+  if (apiError.type === 'service_unavailable') return apiError;
+  const code = err.message.split(' ', 1)[0];
+  const progress = removed > 0 ? `; ${removed} keys were removed before it` : '; nothing was removed';
+  return new ApiError('server_error', `Flush incomplete: Redis refused ${command} (${code})${progress}`, {
+    cause: err,
+  });
+}
+
 /** DBSIZE and FLUSHDB ASYNC in one MULTI, so the count is exactly what was flushed. */
 async function flushNode(node: Redis): Promise<number> {
-  const replies = await node.multi().dbsize().flushdb('ASYNC').exec();
-  const [err, count] = replies?.[0] ?? [new Error('MULTI was aborted'), 0];
-  if (err) throw err;
+  let replies: [Error | null, unknown][] | null;
+  try {
+    replies = await node.multi().dbsize().flushdb('ASYNC').exec();
+  } catch (err) {
+    // EXECABORT: a command was refused as it was queued (unknown, denied); the reason is in previousErrors.
+    const first = (err as { previousErrors?: Error[] }).previousErrors?.[0];
+    throw refused('FLUSHDB', first ?? (err as Error), 0);
+  }
+  if (!replies) throw refused('FLUSHDB', new Error('MULTI was aborted'), 0);
+  const [[countErr, count] = [null, 0], [flushErr] = [null]] = replies;
+  if (countErr) throw refused('DBSIZE', countErr, 0);
+  if (flushErr) throw refused('FLUSHDB', flushErr, 0);
   return count as number;
 }
 
-/** SCAN + UNLINK of the keys matching `pattern`; on a Cluster one key per UNLINK (keys of a node span slots). */
+/**
+ * SCAN + UNLINK of the keys matching `pattern`, one UNLINK per SCAN page; on a Cluster one per key (the keys of a
+ * node span slots). The first refused UNLINK stops the flush with what was removed until then.
+ */
 async function unlinkMatching(node: Redis, pattern: string, perKey: boolean): Promise<number> {
   let removed = 0;
   for await (const keys of node.scanStream({ match: pattern, count: 1000 }) as AsyncIterable<string[]>) {
     if (keys.length === 0) continue;
-    if (perKey) {
-      const pipeline = node.pipeline();
-      for (const key of keys) pipeline.unlink(key);
-      for (const [err, n] of (await pipeline.exec()) ?? []) if (!err) removed += n as number;
-    } else {
-      removed += await node.unlink(...keys);
+    const pipeline = node.pipeline();
+    for (const batch of perKey ? keys.map((key) => [key]) : [keys]) pipeline.unlink(...batch);
+    let failure: Error | undefined;
+    for (const [err, n] of (await pipeline.exec()) ?? []) {
+      if (err) failure ??= err;
+      else removed += n as number;
     }
+    if (failure) throw refused('UNLINK', failure, removed);
   }
   return removed;
 }
 
 /**
  * Removes the user data: the whole database (FLUSHDB ASYNC) without a key prefix, else only the keys under
- * it (internal `#svc:` keys never match a prefix). Returns the number of keys removed.
+ * it (internal `#svc:` keys never match a prefix). Returns the number of keys removed; throws an ApiError when
+ * Redis refused any part of it.
  */
 export async function flush(redis: RedisClient, keyspace: Keyspace): Promise<number> {
   const cluster = redis instanceof Cluster;

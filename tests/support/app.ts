@@ -25,6 +25,16 @@ export interface TestApp extends Apps {
   close(): Promise<void>;
 }
 
+/**
+ * QUIT, or just close the socket: a client without an offline queue refuses QUIT while it reconnects (`Stream
+ * isn't writeable`), as after a test stopped and restarted its Redis; there is nothing left to say to it then.
+ */
+const quit = (client: RedisClient | Redis): Promise<void> =>
+  client.quit().then(
+    () => undefined,
+    () => client.disconnect(),
+  );
+
 /** An app on the test Redis; `env` holds SVC_* overrides. Rate limits are off unless `env` turns them on. */
 export async function testApp(name: string, env: Record<string, string> = {}): Promise<TestApp> {
   const prefix = testPrefix(name);
@@ -60,8 +70,11 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
     raw,
     prefix,
     async close() {
-      await cleanup(raw, prefix);
-      await Promise.all([redis.quit(), limiterRedis.quit(), writerRedis?.quit(), raw.quit()]);
+      try {
+        await cleanup(raw, prefix);
+      } finally {
+        await Promise.all([redis, limiterRedis, ...(writerRedis ? [writerRedis] : []), raw].map(quit));
+      }
     },
   };
 }

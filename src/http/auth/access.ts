@@ -4,6 +4,7 @@ import type { Config } from '../../config';
 import { ApiError } from '../../errors';
 import type { Access } from '../context';
 import type { Permission } from '../contract';
+import { credentialChanges } from './changes';
 import { type Credentials, loadCredentials } from './credentials';
 import { identify } from './identify';
 import type { Principal } from './keys-file';
@@ -29,9 +30,14 @@ export class Auth implements Access {
     this.credentials = loadCredentials(config);
   }
 
-  /** Re-reads SVC_API_KEYS, SVC_API_KEYS_FILE and the JWT key of `config`; on a ConfigError the old ones stay. */
-  reload(config: Config): void {
+  /**
+   * Re-reads SVC_API_KEYS, SVC_API_KEYS_FILE and the JWT key of `config`, and says what changed (by id); on a
+   * ConfigError the old ones stay.
+   */
+  reload(config: Config): string[] {
+    const before = this.credentials;
     this.credentials = loadCredentials(config);
+    return credentialChanges(before, this.credentials);
   }
 
   /**
