@@ -7,15 +7,11 @@ import { type Config, ConfigError, loadConfig } from './config';
 import { limiterConnection } from './http/rate-limit';
 import { createLogger, flushLogs } from './observability/logger';
 import { joinPeers } from './peers';
-<<<<<<< HEAD
 import { createRedis, redactUrl, redisMode, writerConnection } from './redis/client';
-=======
-import { createRedis, redactUrl, redisMode } from './redis/client';
 import { startupFailure } from './startup';
 
 /** Set once the configuration loaded, so that a failed start can name the setting to change. */
 let loaded: Config | undefined;
->>>>>>> onboarding
 
 function listen(
   app: import('express').Express,
