@@ -24,6 +24,7 @@ import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
+import { failoverFence } from './redis/failover-fence';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
 import { adminRoutes } from './routes/admin';
@@ -127,6 +128,7 @@ export function createApp(deps: AppDeps): Apps {
       keyspace,
       deadlineMs: config.redis.commandTimeoutMs,
       durable: durableWriter(deps),
+      fence: failoverFence(deps.redis, config),
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,

@@ -4,6 +4,7 @@ import { Cluster } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import type { RedisClient, Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
+import type { Fence } from '../redis/failover-fence';
 import type { Keyspace } from '../redis/keys';
 import type { Command, Op, Outcome } from './op';
 
@@ -19,6 +20,8 @@ export interface Store {
   readonly deadlineMs: number;
   /** With SVC_REDIS_WAIT_REPLICAS > 0: sends writes and has replicas confirm them before they are acknowledged. */
   readonly durable?: DurableWriter;
+  /** Behind Sentinel: closed while a failover is under way, when writes are refused rather than risked. */
+  readonly fence?: Fence;
 }
 
 type Invoke = (...args: unknown[]) => Promise<unknown>;
@@ -92,6 +95,7 @@ async function send(
   writes: boolean,
 ): Promise<Reply> {
   const { durable } = store;
+  if (writes && store.fence?.closed) throw failingOver();
   if (!(writes && durable)) return call(store, name, args).then(ok, failed);
   const { reply, confirmed } = await withDeadline(durable.send(slot, name, args), durable.deadlineMs);
   if (!confirmed && reply[0] === null) throw unconfirmed(durable);
@@ -100,6 +104,16 @@ async function send(
 
 const ok = (value: unknown): Reply => [null, value];
 const failed = (err: Error): Reply => [err, null];
+
+function failingOver(): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    'The data store is failing over to a new primary; retry shortly',
+    {
+      retryAfter: REDIS_RETRY_AFTER,
+    },
+  );
+}
 
 function unconfirmed(durable: DurableWriter): ApiError {
   return new ApiError(
