@@ -3,6 +3,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import { type Config, loadConfig } from './config';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
+import { refuseOversizedBody } from './http/body-limits';
 import { chain } from './http/chain';
 import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
@@ -60,7 +61,13 @@ function baseApp(ctx: Context): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
-  app.use(chain(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger)));
+  app.use(
+    chain(
+      requestId(ctx.config.requestIdHeader),
+      observeRequests(ctx.telemetry, ctx.logger),
+      refuseOversizedBody(ctx.config.limits.maxBodyBytes),
+    ),
+  );
   return app;
 }
 
