@@ -1,38 +1,13 @@
 // The process: config -> logger -> redis -> apps -> listen; signals; the only process.exit (and cluster.ts's).
 import cluster from 'node:cluster';
-import type { Server } from 'node:http';
 import { createApp } from './app';
 import { runPrimary } from './cluster';
 import { ConfigError, loadConfig } from './config';
 import { limiterConnection } from './http/rate-limit';
+import { listen } from './http/server';
 import { createLogger } from './observability/logger';
 import { joinPeers } from './peers';
 import { createRedis, redactUrl, redisMode } from './redis/client';
-
-function listen(
-  app: import('express').Express,
-  port: number,
-  host: string,
-  maxConnections: number,
-): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
-    server.maxConnections = maxConnections;
-    server.keepAliveTimeout = 65_000;
-  });
-}
-
-/** Stops accepting, lets requests in flight finish (bounded), then closes what is left. */
-function close(server: Server, timeoutMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -81,10 +56,10 @@ async function main(): Promise<void> {
     logger,
     peers: cluster.isWorker ? joinPeers() : undefined,
   });
-  const servers = [await listen(apps.data, config.port, config.host, config.maxConnections)];
+  const servers = [await listen(apps.data, apps.context, config.port, config.host)];
   logger.info('listening', { host: config.host, port: config.port });
   if (apps.admin) {
-    servers.push(await listen(apps.admin, config.admin.port, config.admin.host, config.maxConnections));
+    servers.push(await listen(apps.admin, apps.context, config.admin.port, config.admin.host));
     logger.info('admin listening', { host: config.admin.host, port: config.admin.port });
   }
 
@@ -93,7 +68,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
-    await Promise.all(servers.map((s) => close(s, config.shutdownTimeoutMs)));
+    await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
     await Promise.all([redis, limiterRedis].map((r) => r.quit().catch(() => r.disconnect())));
     logger.info('stopped');
     process.exit(0);
