@@ -47,7 +47,7 @@ async function roundTrip(c: ReturnType<typeof connect>): Promise<number> {
   const before = c.text().length;
   c.socket.write('GET /store/string/server-missing HTTP/1.1\r\nHost: x\r\n\r\n');
   const deadline = Date.now() + 20_000;
-  while (!/\r\n\r\n\{[^]*\}$/.test(c.text().slice(before)) && Date.now() < deadline)
+  while (!/\r\n\r\n\{[\s\S]*\}$/.test(c.text().slice(before)) && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 10));
   return Number(c.text().slice(before + 9, before + 12));
 }
