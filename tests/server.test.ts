@@ -2,6 +2,7 @@
 // answered, counted and logged in the error model.
 import net from 'node:net';
 import request from 'supertest';
+import { loadConfig } from '../src/config';
 import { type Listener, listen } from '../src/http/server';
 import { type TestApp, testApp } from './support/app';
 import { scrape, value } from './support/prometheus';
@@ -120,5 +121,29 @@ describe('slow and malformed requests', () => {
     expect(bodyOf(c.text())).toMatchObject({ error: 'invalid_request', status: 400 });
     const stats = await request(t.data).get('/store/admin/stats');
     expect(stats.body.errors.by_type.invalid_request).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('timeout settings', () => {
+  test('when the listener is created, then it carries the configured timeouts and info lists them', async () => {
+    expect(listener.server.headersTimeout).toBe(500);
+    expect(listener.server.requestTimeout).toBe(60_000);
+    expect(listener.server.keepAliveTimeout).toBe(65_000);
+    const info = await request(t.data).get('/store/admin/info');
+    expect(info.body.config).toMatchObject({
+      max_connections_per_ip: PER_IP,
+      headers_timeout_ms: 500,
+      request_timeout_ms: 60_000,
+      keep_alive_timeout_ms: 65_000,
+    });
+  });
+
+  test('when SVC_HEADERS_TIMEOUT_MS exceeds SVC_REQUEST_TIMEOUT_MS, then the configuration is refused naming both', () => {
+    expect(() => loadConfig({ SVC_HEADERS_TIMEOUT_MS: '5000', SVC_REQUEST_TIMEOUT_MS: '1000' })).toThrow(
+      /SVC_HEADERS_TIMEOUT_MS must not exceed SVC_REQUEST_TIMEOUT_MS/,
+    );
+    expect(loadConfig({ SVC_HEADERS_TIMEOUT_MS: '5000', SVC_REQUEST_TIMEOUT_MS: '0' }).requestTimeoutMs).toBe(
+      0,
+    );
   });
 });
