@@ -13,7 +13,11 @@ let listener: Listener;
 let port: number;
 const sockets: net.Socket[] = [];
 beforeAll(async () => {
-  t = await testApp('server', { SVC_MAX_CONNECTIONS_PER_IP: String(PER_IP), SVC_HEADERS_TIMEOUT_MS: '500' });
+  t = await testApp('server', {
+    SVC_MAX_CONNECTIONS_PER_IP: String(PER_IP),
+    SVC_HEADERS_TIMEOUT_MS: '500',
+    SVC_REQUEST_TIMEOUT_MS: '1000',
+  });
   listener = await listen(t.data, t.context, 0, '127.0.0.1');
   port = (listener.server.address() as net.AddressInfo).port;
 });
@@ -87,6 +91,17 @@ describe('slow and malformed requests', () => {
     expect(bodyOf(c.text())).toMatchObject({ error: 'request_timeout', status: 408 });
   });
 
+  test('when the body stalls past SVC_REQUEST_TIMEOUT_MS, then 408 request_timeout, nothing is written, and the socket is closed', async () => {
+    const c = connect();
+    c.socket.write(
+      'POST /store/string/stalled HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"value":',
+    );
+    await c.closed;
+    expect(c.text()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(bodyOf(c.text())).toMatchObject({ error: 'request_timeout', status: 408 });
+    expect(await t.raw.exists(`${t.prefix}stalled`)).toBe(0);
+  });
+
   test('when the headers exceed 16 KiB, then 431 headers_too_large with the JSON error body, counted in metrics', async () => {
     const c = connect();
     c.socket.write(`GET /store/string/k HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
@@ -127,13 +142,13 @@ describe('slow and malformed requests', () => {
 describe('timeout settings', () => {
   test('when the listener is created, then it carries the configured timeouts and info lists them', async () => {
     expect(listener.server.headersTimeout).toBe(500);
-    expect(listener.server.requestTimeout).toBe(60_000);
+    expect(listener.server.requestTimeout).toBe(1_000);
     expect(listener.server.keepAliveTimeout).toBe(65_000);
     const info = await request(t.data).get('/store/admin/info');
     expect(info.body.config).toMatchObject({
       max_connections_per_ip: PER_IP,
       headers_timeout_ms: 500,
-      request_timeout_ms: 60_000,
+      request_timeout_ms: 1_000,
       keep_alive_timeout_ms: 65_000,
     });
   });
