@@ -4,6 +4,7 @@ import { type Config, loadConfig } from './config';
 import { ApiError } from './errors';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
+import { refuseOversizedBody } from './http/body-limits';
 import { chain } from './http/chain';
 import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
@@ -69,7 +70,13 @@ function baseApp(ctx: Context): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
-  app.use(chain(requestId(ctx.config.requestIdHeader), observeRequests(ctx.telemetry, ctx.logger)));
+  app.use(
+    chain(
+      requestId(ctx.config.requestIdHeader),
+      observeRequests(ctx.telemetry, ctx.logger),
+      refuseOversizedBody(ctx.config.limits.maxBodyBytes),
+    ),
+  );
   return app;
 }
 

@@ -20,6 +20,10 @@ export const SETTINGS = {
   SVC_PORT: port(8080),
   SVC_HOST: str('0.0.0.0'),
   SVC_MAX_CONNECTIONS: int(10000, 1),
+  SVC_MAX_CONNECTIONS_PER_IP: int(256, 0),
+  SVC_HEADERS_TIMEOUT_MS: int(10000, 1),
+  SVC_REQUEST_TIMEOUT_MS: int(60000, 0),
+  SVC_KEEP_ALIVE_TIMEOUT_MS: int(65000, 1),
   SVC_WORKERS: int(1, 1, 64),
   SVC_SHUTDOWN_TIMEOUT_MS: int(10000, 0),
   SVC_REDIS_URL: str('redis://127.0.0.1:6379', { pattern: '^rediss?://' }),
@@ -77,6 +81,12 @@ export type Config = Readonly<{
   port: number;
   host: string;
   maxConnections: number;
+  /** Open connections per client socket address (per process); 0: no cap. */
+  maxConnectionsPerIp: number;
+  /** Node's headersTimeout, requestTimeout (0: none) and keepAliveTimeout. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
   workers: number;
   shutdownTimeoutMs: number;
   redis: Readonly<{
@@ -183,6 +193,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (r.SVC_JWT_SECRET && r.SVC_JWT_PUBLIC_KEY_FILE) {
     problems.push('SVC_JWT_SECRET and SVC_JWT_PUBLIC_KEY_FILE are exclusive: set one');
   }
+  // Node refuses a headers timeout longer than the request timeout (the headers are part of the request).
+  if (r.SVC_REQUEST_TIMEOUT_MS > 0 && r.SVC_HEADERS_TIMEOUT_MS > r.SVC_REQUEST_TIMEOUT_MS) {
+    problems.push('SVC_HEADERS_TIMEOUT_MS must not exceed SVC_REQUEST_TIMEOUT_MS (unless that is 0)');
+  }
   if (r.SVC_REDIS_SENTINELS && r.SVC_REDIS_CLUSTER_NODES) {
     problems.push('SVC_REDIS_SENTINELS and SVC_REDIS_CLUSTER_NODES are exclusive: set one');
   }
@@ -191,6 +205,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: r.SVC_PORT,
     host: r.SVC_HOST,
     maxConnections: r.SVC_MAX_CONNECTIONS,
+    maxConnectionsPerIp: r.SVC_MAX_CONNECTIONS_PER_IP,
+    headersTimeoutMs: r.SVC_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: r.SVC_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: r.SVC_KEEP_ALIVE_TIMEOUT_MS,
     workers: r.SVC_WORKERS,
     shutdownTimeoutMs: r.SVC_SHUTDOWN_TIMEOUT_MS,
     redis: {

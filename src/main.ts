@@ -1,10 +1,10 @@
 // The process: config -> logger -> redis -> apps -> listen; signals; the only process.exit (and cluster.ts's).
 import cluster from 'node:cluster';
-import type { Server } from 'node:http';
 import { createApp } from './app';
 import { runPrimary } from './cluster';
 import { type Config, ConfigError, loadConfig } from './config';
 import { limiterConnection } from './http/rate-limit';
+import { listen } from './http/server';
 import { createLogger, flushLogs } from './observability/logger';
 import { joinPeers } from './peers';
 import { createRedis, redactUrl, redisMode, writerConnection } from './redis/client';
@@ -12,31 +12,6 @@ import { startupFailure } from './startup';
 
 /** Set once the configuration loaded, so that a failed start can name the setting to change. */
 let loaded: Config | undefined;
-
-function listen(
-  app: import('express').Express,
-  port: number,
-  host: string,
-  maxConnections: number,
-): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
-    server.maxConnections = maxConnections;
-    server.keepAliveTimeout = 65_000;
-  });
-}
-
-/** Stops accepting, lets requests in flight finish (bounded), then closes what is left. */
-function close(server: Server, timeoutMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -91,10 +66,10 @@ async function main(): Promise<void> {
     logger,
     peers: cluster.isWorker ? joinPeers() : undefined,
   });
-  const servers = [await listen(apps.data, config.port, config.host, config.maxConnections)];
+  const servers = [await listen(apps.data, apps.context, config.port, config.host)];
   logger.info('listening', { host: config.host, port: config.port });
   if (apps.admin) {
-    servers.push(await listen(apps.admin, config.admin.port, config.admin.host, config.maxConnections));
+    servers.push(await listen(apps.admin, apps.context, config.admin.port, config.admin.host));
     logger.info('admin listening', { host: config.admin.host, port: config.admin.port });
   }
 
@@ -103,7 +78,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
-    await Promise.all(servers.map((s) => close(s, config.shutdownTimeoutMs)));
+    await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
     const connections = [redis, limiterRedis, ...(writerRedis ? [writerRedis] : [])];
     await Promise.all(connections.map((r) => r.quit().catch(() => r.disconnect())));
     logger.info('stopped');

@@ -45,7 +45,10 @@ const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 export class Contract {
   readonly document: Json;
   readonly operations: Operation[] = [];
+  // verbose: the messages quote the rejected value and read `x-error` from the failing schema; release() below
+  // drops those errors (and the request data they hold) once the message is built.
   private readonly ajv = new Ajv2020({ discriminator: true, strict: true, verbose: true, allErrors: false });
+  private readonly validateFunctions = new Set<ValidateFunction>();
 
   /** `batchMaxOperations` (SVC_BATCH_MAX_OPERATIONS) replaces the documented default of the batch bodies. */
   constructor(file: string, options: { batchMaxOperations?: number } = {}) {
@@ -106,6 +109,7 @@ export class Contract {
       required: requestBody?.required ? ['params', 'body'] : ['params'],
     };
     const validateFn = this.ajv.compile(schema);
+    const held = this.track(validateFn);
     const ajv = this.ajv;
     return {
       id: op.operationId as string,
@@ -114,9 +118,13 @@ export class Contract {
       permission: (op['x-permission'] as Permission) ?? 'admin',
       hasBody: Boolean(bodySchema),
       validate(input) {
-        if (!validateFn(input))
-          throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv);
-        return input as RequestInput;
+        try {
+          if (!validateFn(input))
+            throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv);
+          return input as RequestInput;
+        } finally {
+          release(held);
+        }
       },
     };
   }
@@ -125,10 +133,56 @@ export class Contract {
   validator(name: string): (value: unknown) => void {
     const fn = this.ajv.getSchema(`${COMPONENTS_ID}#/$defs/${name}`) as ValidateFunction;
     if (!fn) throw new Error(`schema ${name} is not in openapi.yaml`);
+    const held = this.track(fn);
     return (value) => {
-      if (!fn(value)) throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv);
+      try {
+        if (!fn(value)) throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv);
+      } finally {
+        release(held);
+      }
     };
   }
+
+  /** How many validate functions still hold errors (the data of a rejected request); 0 between requests. */
+  retainedErrors(): number {
+    return [...this.validateFunctions].filter((fn) => fn.errors).length;
+  }
+
+  private track(fn: ValidateFunction): ValidateFunction[] {
+    const fns = reachable(fn);
+    for (const f of fns) this.validateFunctions.add(f);
+    return fns;
+  }
+}
+
+/** The part of an AJV SchemaEnv that links a compiled schema to the ones it references. */
+interface SchemaEnvLinks {
+  validate?: ValidateFunction;
+  refs?: Record<string, unknown>;
+  root?: SchemaEnvLinks;
+}
+
+/**
+ * `fn` and every validate function it may call through a $ref: each one keeps its last `errors` (with `verbose`,
+ * the whole rejected value), also a oneOf branch that failed inside a request that passed.
+ */
+function reachable(fn: ValidateFunction): ValidateFunction[] {
+  const seen = new Set<SchemaEnvLinks>();
+  const fns = new Set<ValidateFunction>([fn]);
+  const walk = (env: SchemaEnvLinks | undefined) => {
+    if (!env || typeof env !== 'object' || seen.has(env)) return;
+    seen.add(env);
+    if (env.validate) fns.add(env.validate);
+    for (const ref of Object.values(env.refs ?? {})) walk(ref as SchemaEnvLinks);
+    walk(env.root);
+  };
+  walk(fn.schemaEnv as unknown as SchemaEnvLinks);
+  return [...fns];
+}
+
+/** Drops what the validators kept of the last input, so that no request's data outlives its answer. */
+function release(fns: ValidateFunction[]): void {
+  for (const fn of fns) fn.errors = null;
 }
 
 function setBatchLimit(doc: Json, max: number): void {

@@ -6,6 +6,9 @@ import { sendJson } from './send';
 
 export function sendError(res: Response, err: ApiError, withDetails: boolean): void {
   res.locals.errorType = err.type;
+  // A body not read to its end (refused before or while reading it) would otherwise be read and discarded by
+  // Node to keep the connection: closing it bounds what a refused upload costs.
+  if (!res.req.complete) res.setHeader('Connection', 'close');
   if (err.headers) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
   sendJson(res, err.status, {

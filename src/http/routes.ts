@@ -1,9 +1,10 @@
 // Registers routes from the contract: each route validates its input, runs, and answers; plus 404 and 405.
-import express, { type IRouter, type Request, type RequestHandler, type Response } from 'express';
+import type { IRouter, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { ApiError } from '../errors';
 import type { Op } from '../ops/op';
 import { runOp } from '../ops/run';
+import { jsonBody } from './body-limits';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
 import { sendJson } from './send';
@@ -32,10 +33,7 @@ export class Routes {
     private readonly router: IRouter,
     private readonly guards: RequestHandler,
   ) {
-    this.jsonBody = express.json({
-      limit: ctx.config.limits.maxBodyBytes,
-      type: ['application/json', 'application/*+json'],
-    });
+    this.jsonBody = jsonBody(ctx.config.limits.maxBodyBytes);
   }
 
   /** Parses a JSON body; the route is named first, so that a bad body is logged and counted under it. */

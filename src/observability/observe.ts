@@ -65,19 +65,42 @@ function log(
   else logger.warn('request', { ...fields, cause: failure instanceof Error ? failure.message : undefined });
 }
 
+/** One answered request, as statistics, metrics, the clients list and the log see it. */
+export interface Answered {
+  method: string;
+  route: string;
+  status: number;
+  ms: number;
+  errorType: string | undefined;
+  ip: string;
+  userAgent: string;
+  locals: Record<string, unknown>;
+}
+
+/** Counts and logs one answer; also called for the answers the HTTP parser's errors get (http/client-errors.ts). */
+export function recordAnswer(telemetry: Telemetry, logger: Logger, a: Answered): void {
+  telemetry.stats.request(a.method, a.route, a.ms, a.errorType);
+  telemetry.metrics.request(a.method, a.route, a.ms / 1000, a.errorType);
+  const principal = a.locals.principal as { id?: string } | undefined;
+  telemetry.clients.seen(a.ip, a.userAgent, principal?.id);
+  log(logger, a.method, a.route, a.status, a.ms, a.errorType, a.locals);
+}
+
 export function observeRequests(telemetry: Telemetry, logger: Logger): RequestHandler {
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      const route: string = res.locals.route ?? 'unknown';
       const status = res.statusCode;
-      const errorType =
-        status >= 400 ? ((res.locals.errorType as string | undefined) ?? 'unknown') : undefined;
-      telemetry.stats.request(req.method, route, ms, errorType);
-      telemetry.metrics.request(req.method, route, ms / 1000, errorType);
-      telemetry.clients.seen(req.ip ?? '', req.headers['user-agent'] ?? '', res.locals.principal?.id);
-      log(logger, req.method, route, status, ms, errorType, res.locals);
+      recordAnswer(telemetry, logger, {
+        method: req.method,
+        route: res.locals.route ?? 'unknown',
+        status,
+        ms: Number(process.hrtime.bigint() - start) / 1e6,
+        errorType: status >= 400 ? ((res.locals.errorType as string | undefined) ?? 'unknown') : undefined,
+        ip: req.ip ?? '',
+        userAgent: req.headers['user-agent'] ?? '',
+        locals: res.locals,
+      });
     });
     next();
   };

@@ -1,0 +1,99 @@
+// The HTTP listener of an app: timeouts, a per-address connection cap, JSON answers to parser errors, graceful close.
+import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Express } from 'express';
+import { answerClientError } from './client-errors';
+import type { Context } from './context';
+
+/**
+ * After a graceful close starts, a connection with no request in flight is closed once it has stayed so this long:
+ * closing it at once would reset a request the client had already sent on it, and any request that arrives
+ * meanwhile is answered with Connection: close.
+ */
+export const IDLE_GRACE_MS = 1_000;
+
+export interface Listener {
+  readonly server: Server;
+  /**
+   * Stops accepting; answers requests in flight (and those that reach an open connection) with Connection: close,
+   * closes connections as they become idle; resolves when the last one is closed, or after `timeoutMs`.
+   */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** Open connections per client address; one over `max` (0: no cap) is closed at once. */
+function capPerAddress(server: Server, max: number, ctx: Context): void {
+  if (max === 0) return;
+  const open = new Map<string, number>();
+  const warned = new Set<string>();
+  // Before Node's own listener, so that a refused socket never reaches the HTTP parser.
+  server.prependListener('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = open.get(address) ?? 0;
+    if (count >= max) {
+      socket.destroy();
+      if (!warned.has(address)) {
+        warned.add(address);
+        ctx.logger.warn('connection refused: too many open connections from one address', { address, max });
+      }
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
+      if (left < max) warned.delete(address);
+    });
+  });
+}
+
+/** Creates the server for `app` with the configured limits and listens on `host:port`. */
+export function listen(app: Express, ctx: Context, port: number, host: string): Promise<Listener> {
+  const { config } = ctx;
+  const server = http.createServer({
+    headersTimeout: config.headersTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    // Node checks both timeouts on this interval (30 s by default, which would triple a 10 s headers timeout).
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4))),
+  });
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  server.maxConnections = config.maxConnections;
+  capPerAddress(server, config.maxConnectionsPerIp, ctx);
+  server.on('clientError', answerClientError(ctx));
+
+  let closing = false;
+  const inFlight = new Set<ServerResponse>();
+  // Registered before the app: during a close, each response learns it is the connection's last in time.
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+  server.on('request', app);
+
+  const close = (timeoutMs: number) =>
+    new Promise<void>((resolve) => {
+      closing = true;
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      const sweep = setInterval(() => server.closeIdleConnections(), IDLE_GRACE_MS);
+      const hard = setTimeout(() => server.closeAllConnections(), timeoutMs);
+      // server.close() would also destroy every idle connection at once (Node 19+): see IDLE_GRACE_MS.
+      const closeIdle = server.closeIdleConnections;
+      server.closeIdleConnections = () => {};
+      server.close(() => {
+        clearInterval(sweep);
+        clearTimeout(hard);
+        resolve();
+      });
+      server.closeIdleConnections = closeIdle;
+    });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve({ server, close });
+    });
+  });
+}
