@@ -208,3 +208,63 @@ describe('on a Redis Cluster of three masters when one is killed', () => {
     }
   }, 60_000);
 });
+
+describe('with SVC_REDIS_WAIT_REPLICAS=1 when the replica is away', () => {
+  let primary: RedisServer;
+  let replica: RedisServer;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    primary = await startRedisServer();
+    replica = await startRedisServer({ args: ['--replicaof', LOOPBACK, String(primary.port)] });
+    t = await testApp('unconfirmed', {
+      SVC_REDIS_URL: primary.url,
+      SVC_REDIS_WAIT_REPLICAS: '1',
+      SVC_REDIS_WAIT_TIMEOUT_MS: '300',
+    });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all([primary?.stop(), replica?.stop()]);
+  });
+
+  test('then writes answer 503 saying the outcome is unknown, and reads are not held up', async () => {
+    const http = await serve(t);
+    const post = (path: string, body: unknown) =>
+      fetch(`${http.base}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    try {
+      // Confirmed while the replica is there.
+      const primaryClient = new Redis(primary.port, LOOPBACK);
+      for (const until = Date.now() + 10_000; Date.now() < until; await sleep(100)) {
+        if ((await primaryClient.info('replication')).includes('state=online')) break;
+      }
+      expect((await post('/store/string/confirmed', { value: 'v' })).status).toBe(201);
+
+      await replica.stop();
+      const [single, batch, read] = await Promise.all([
+        post('/store/string/unconfirmed', { value: 'v' }),
+        post('/store/hash/batch', { operations: [{ type: 'set', key: 'h', fields: { a: '1' } }] }),
+        fetch(`${http.base}/store/string/confirmed`),
+      ]);
+      const body = (await single.json()) as { error: string; message: string; retry_after: number };
+      expect(single.status).toBe(503);
+      expect(body.error).toBe('service_unavailable');
+      expect(body.message).toMatch(
+        /reached the primary but 1 replica\(s\) did not confirm it .*outcome is unknown/,
+      );
+      expect(body.retry_after).toBeGreaterThan(0);
+      expect(batch.status).toBe(503);
+      expect(read.status).toBe(200);
+      // The write did reach the primary: that is why its outcome is "unknown", not "failed".
+      expect(await primaryClient.get(`${t.prefix}unconfirmed`)).toBe('v');
+      primaryClient.disconnect();
+    } finally {
+      await http.close();
+    }
+  }, 60_000);
+});

@@ -1,4 +1,5 @@
 // When Redis goes away the service answers 503 quickly, and it serves again by itself when Redis is back.
+import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { type TestApp, testApp } from './support/app';
@@ -83,4 +84,36 @@ test('when Redis hangs with rate limits on, then the limiter gives up early and 
   } finally {
     await limited.close();
   }
+});
+
+test('when Redis hangs under load, then every request still gets its 503 within about one command timeout', async () => {
+  // ioredis sends an auto-pipeline only after the previous one is answered: without the service's own deadline,
+  // a request issued behind a hung pipeline waited for that pipeline's timeout and then for its own.
+  const http = t.data.listen(0, '127.0.0.1');
+  await new Promise((resolve) => http.once('listening', resolve));
+  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const sleeper = new Redis(server.url);
+  let hangStarted = 0;
+  let stop = false;
+  const slowest: number[] = [];
+  const loops = Array.from({ length: 16 }, async () => {
+    for (const until = Date.now() + 20_000; !stop && Date.now() < until; ) {
+      const started = Date.now();
+      const res = await fetch(`${base}/store/string/k`, { signal: AbortSignal.timeout(10_000) });
+      await res.arrayBuffer();
+      if (hangStarted && started > hangStarted) slowest.push(Date.now() - started);
+    }
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const sleeping = sleeper.call('DEBUG', 'SLEEP', '3').catch(() => undefined);
+  hangStarted = Date.now();
+  await new Promise((r) => setTimeout(r, 2500));
+  stop = true;
+  await Promise.all(loops);
+  await sleeping;
+  sleeper.disconnect();
+  http.closeAllConnections();
+  http.close();
+  expect(slowest.length).toBeGreaterThan(0);
+  expect(Math.max(...slowest)).toBeLessThan(1800); // the command timeout is 1000 ms; two would be 2000
 });
