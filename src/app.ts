@@ -135,7 +135,7 @@ export function createApp(deps: AppDeps): Apps {
       keyspace,
       deadlineMs: config.redis.commandTimeoutMs,
       durable: durableWriter(deps),
-      fence: failoverFence(deps.redis, config),
+      fence: failoverFence(deps.writerRedis ? [deps.redis, deps.writerRedis] : [deps.redis], config),
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,

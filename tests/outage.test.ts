@@ -104,16 +104,20 @@ test('when Redis hangs under load, then every request still gets its 503 within 
       if (hangStarted && started > hangStarted) slowest.push(Date.now() - started);
     }
   });
-  await new Promise((r) => setTimeout(r, 300));
-  const sleeping = sleeper.call('DEBUG', 'SLEEP', '3').catch(() => undefined);
-  hangStarted = Date.now();
-  await new Promise((r) => setTimeout(r, 2500));
-  stop = true;
-  await Promise.all(loops);
-  await sleeping;
-  sleeper.disconnect();
-  http.closeAllConnections();
-  http.close();
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const sleeping = sleeper.call('DEBUG', 'SLEEP', '3').catch(() => undefined);
+    hangStarted = Date.now();
+    await new Promise((r) => setTimeout(r, 2500));
+    stop = true;
+    await Promise.all(loops);
+    await sleeping;
+  } finally {
+    stop = true;
+    sleeper.disconnect();
+    http.closeAllConnections();
+    http.close();
+  }
   expect(slowest.length).toBeGreaterThan(0);
   expect(Math.max(...slowest)).toBeLessThan(1800); // the command timeout is 1000 ms; two would be 2000
 });

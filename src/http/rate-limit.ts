@@ -2,10 +2,10 @@
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
-import { Cluster } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import type { RedisClient } from '../redis/client';
+import { duplicate, type RedisClient } from '../redis/client';
 import type { Context } from './context';
 import { CoalescingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
@@ -40,10 +40,7 @@ const STORE_BACKOFF_MS = 1000;
  * hold the data command back for a whole command timeout.
  */
 export function limiterConnection(redis: RedisClient): RedisClient {
-  if (!(redis instanceof Cluster))
-    return redis.duplicate({ commandTimeout: STORE_TIMEOUT_MS }) as RedisClient;
-  const redisOptions = { ...redis.options.redisOptions, commandTimeout: STORE_TIMEOUT_MS };
-  return redis.duplicate([], { redisOptions }) as RedisClient;
+  return duplicate(redis, { commandTimeout: STORE_TIMEOUT_MS });
 }
 
 /**

@@ -97,7 +97,12 @@ async function send(
   const { durable } = store;
   if (writes && store.fence?.closed) throw failingOver();
   if (!(writes && durable)) return call(store, name, args).then(ok, failed);
-  const { reply, confirmed } = await withDeadline(durable.send(slot, name, args), durable.deadlineMs);
+  const { reply, confirmed } = await withDeadline(durable.send(slot, name, args), durable.deadlineMs).catch(
+    (err: Error) => {
+      // Not answered in time: it may have reached the primary, and was certainly not confirmed.
+      throw err.message === 'Command timed out' ? unconfirmed(durable) : err;
+    },
+  );
   if (!confirmed && reply[0] === null) throw unconfirmed(durable);
   return reply;
 }

@@ -108,7 +108,17 @@ export function createRedis(config: Config): RedisClient {
  * (see durable.ts). Connect it like the first.
  */
 export function writerConnection(redis: RedisClient): RedisClient {
-  return redis.duplicate() as RedisClient;
+  return duplicate(redis, {});
+}
+
+/**
+ * A copy of `redis` with some options changed, and a READONLY throttle of its own: ioredis copies options, so
+ * every duplicate would otherwise share the first one's, and the busiest connection would take every reconnect.
+ */
+export function duplicate(redis: RedisClient, options: RedisOptions): RedisClient {
+  const own = { ...options, reconnectOnError: reconnectOnReadonly() };
+  if (!(redis instanceof Cluster)) return redis.duplicate(own) as RedisClient;
+  return redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, ...own } }) as RedisClient;
 }
 
 /** The Redis URL with any password replaced, for logs and the info endpoint. */

@@ -12,7 +12,7 @@ export interface DurableReply {
 interface Pending {
   readonly name: string;
   readonly args: unknown[];
-  /** Date.now() after which the request has been answered (503): the write is then dropped, not sent. */
+  /** Date.now() after which a write not yet sent is refused instead (Redis is not keeping up). */
   readonly expires: number;
   readonly resolve: (value: DurableReply) => void;
   readonly reject: (err: Error) => void;
@@ -42,15 +42,20 @@ export class DurableWriter {
     private readonly commandTimeoutMs: number,
   ) {}
 
-  /** The longest a caller waits for send(): queueing behind one round, the write, and its WAIT. */
-  get deadlineMs(): number {
+  /** One round at most: the writes, then a WAIT that returns after `waitTimeoutMs` at the latest. */
+  private get roundMs(): number {
     return this.commandTimeoutMs + this.waitTimeoutMs;
+  }
+
+  /** The longest a caller waits for send(): the round in flight when it came, then its own. */
+  get deadlineMs(): number {
+    return this.commandTimeoutMs + 2 * this.waitTimeoutMs;
   }
 
   /** Queues one write (an ioredis method of the connection and its arguments) for the next round. */
   send(slot: number, name: string, args: unknown[]): Promise<DurableReply> {
     return new Promise<DurableReply>((resolve, reject) => {
-      const item = { name, args, expires: Date.now() + this.deadlineMs, resolve, reject };
+      const item = { name, args, expires: Date.now() + this.roundMs, resolve, reject };
       const queue = this.pending.get(slot);
       if (queue) queue.push(item);
       else this.pending.set(slot, [item]);
@@ -63,9 +68,12 @@ export class DurableWriter {
 
   private round(): void {
     const now = Date.now();
-    const groups = [...this.pending.values()]
-      .map((items) => items.filter((item) => item.expires > now))
-      .filter((items) => items.length > 0);
+    const groups: Pending[][] = [];
+    for (const items of this.pending.values()) {
+      const live = items.filter((item) => item.expires > now);
+      for (const item of items) if (item.expires <= now) item.reject(new Error('Command timed out'));
+      if (live.length > 0) groups.push(live);
+    }
     this.pending = new Map();
     if (groups.length === 0) {
       this.inFlight = false;
@@ -84,13 +92,14 @@ export class DurableWriter {
       }
       const wait = new Command('wait', [this.replicas, this.waitTimeoutMs]);
       // The first timeout set wins: ioredis's own command timeout would otherwise cut every WAIT short.
-      wait.setTimeout(this.deadlineMs);
+      wait.setTimeout(this.roundMs);
       pipeline.sendCommand(wait);
-      const replies = (await pipeline.exec()) ?? [];
-      const [waitError, confirmedBy] = replies[items.length] ?? [new Error('no WAIT reply'), 0];
+      // A pipeline without MULTI answers every command, in order (null is for an aborted transaction).
+      const replies = (await pipeline.exec()) as Reply[];
+      const [waitError, confirmedBy] = replies[items.length] as Reply;
       const confirmed = !waitError && Number(confirmedBy) >= this.replicas;
       items.forEach((item, i) => {
-        item.resolve({ reply: replies[i] ?? [new Error('no reply'), null], confirmed });
+        item.resolve({ reply: replies[i] as Reply, confirmed });
       });
     } catch (err) {
       for (const item of items) item.reject(err as Error);

@@ -11,23 +11,33 @@ export interface Fence {
   readonly closed: boolean;
 }
 
+type Stream = { remoteAddress?: string; remotePort?: number };
+const on = (connection: Redis, address: string) => {
+  const stream = (connection as unknown as { stream?: Stream }).stream;
+  return connection.status === 'ready' && `${stream?.remoteAddress}:${stream?.remotePort}` === address;
+};
+
 /**
  * Once Sentinel has picked a replica to promote, the old master still accepts writes until it is told to follow
  * (seconds later): every write acknowledged there in between is lost. ioredis's failover detector moves the
  * connection only at +switch-master, the end of a failover; this listens for its start (+try-failover) as well,
- * on every configured Sentinel, and keeps writes out until the data connection is ready on the new master.
+ * on every configured Sentinel, and keeps writes out until every connection that carries writes is ready on the
+ * announced master (ioredis may first reconnect to the old one, named by a Sentinel that has not heard yet).
  */
-export function failoverFence(redis: RedisClient, config: Config): Fence | undefined {
+export function failoverFence(writers: RedisClient[], config: Config): Fence | undefined {
   const { sentinels, sentinelName } = config.redis;
-  if (!sentinels || redis.isCluster) return undefined;
-  const data = redis as Redis;
+  if (!sentinels || writers.some((w) => w.isCluster)) return undefined;
+  const connections = writers as Redis[];
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-  let awaitingReady = false;
+  let newMaster: string | undefined; // host:port announced by +switch-master, until every writer is on it
   const open = () => {
     closed = false;
-    awaitingReady = false;
+    newMaster = undefined;
     clearTimeout(timer);
+  };
+  const openIfMoved = () => {
+    if (newMaster && connections.every((c) => on(c, newMaster as string))) open();
   };
   const close = () => {
     closed = true;
@@ -35,40 +45,41 @@ export function failoverFence(redis: RedisClient, config: Config): Fence | undef
     timer = setTimeout(open, MAX_FENCE_MS);
     timer.unref();
   };
-  data.on('ready', () => {
-    if (awaitingReady) open();
-  });
+  for (const c of connections) c.on('ready', openIfMoved);
 
   const onMessage = (channel: string, message: string) => {
     const parts = message.split(' ');
     if (channel === '+switch-master') {
       const [master, , , host, port] = parts; // <name> <old host> <old port> <new host> <new port>
-      if (master !== sentinelName) return;
-      // ioredis reconnects on the same message; open once the data connection is on the new master.
-      const stream = (data as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream;
-      if (data.status === 'ready' && stream?.remoteAddress === host && String(stream?.remotePort) === port)
-        open();
-      else awaitingReady = true;
+      if (master !== sentinelName || !closed) return;
+      newMaster = `${host}:${port}`;
+      openIfMoved();
       return;
     }
     const [kind, master] = parts; // master <name> <host> <port>
     if (kind !== 'master' || master !== sentinelName) return;
     if (channel === '+try-failover') close();
-    else open(); // -failover-abort-...
+    // A Sentinel that lost the election aborts while the winner's failover goes on.
+    else if (channel !== '-failover-abort-not-elected') open();
   };
   const subscribers = sentinels.map(({ host, port }) => {
-    const sub = new Redis({ host, port, lazyConnect: true, retryStrategy: (n) => Math.min(n * 100, 1000) });
+    const sub = new Redis({
+      host,
+      port,
+      autoResubscribe: false,
+      retryStrategy: (n) => Math.min(n * 100, 1000),
+    });
     sub.on('error', () => {}); // the data connection reports Sentinel trouble
     sub.on('message', onMessage);
     sub.on('pmessage', (_pattern: string, channel: string, message: string) => onMessage(channel, message));
-    sub.connect().then(
-      () =>
-        Promise.all([sub.subscribe('+try-failover', '+switch-master'), sub.psubscribe('-failover-abort-*')]),
-      () => {},
-    );
+    // Subscribed again on every (re)connection, also when the first attempt found the Sentinel down.
+    sub.on('ready', () => {
+      sub.subscribe('+try-failover', '+switch-master').catch(() => {});
+      sub.psubscribe('-failover-abort-*').catch(() => {});
+    });
     return sub;
   });
-  data.once('end', () => {
+  connections[0]?.once('end', () => {
     clearTimeout(timer);
     for (const sub of subscribers) sub.disconnect();
   });
