@@ -2,9 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ERROR_STATUS, type ErrorType } from '../errors';
+import { ApiError, ERROR_STATUS, type ErrorType } from '../errors';
 import { recordAnswer } from '../observability/observe';
 import type { Context } from './context';
+import { errorBody } from './error-handler';
 
 /** Node's parser and timeout error codes -> the error type and message the client gets. */
 function classify(code: string | undefined): { type: ErrorType; message: string } {
@@ -44,13 +45,7 @@ export function answerClientError(
     const { type, message } = classify(err.code);
     const status = ERROR_STATUS[type];
     const requestId = randomUUID();
-    const body = JSON.stringify({
-      error: type,
-      message,
-      status,
-      timestamp: new Date().toISOString(),
-      request_id: requestId,
-    });
+    const body = JSON.stringify(errorBody(new ApiError(type, message), requestId, false));
     const head = [
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}`,
       'Content-Type: application/json; charset=utf-8',

@@ -11,15 +11,20 @@ export function sendError(res: Response, err: ApiError, withDetails: boolean): v
   if (!res.req.complete) res.setHeader('Connection', 'close');
   if (err.headers) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
-  sendJson(res, err.status, {
+  sendJson(res, err.status, errorBody(err, res.locals.requestId, withDetails));
+}
+
+/** The JSON body of every error answer, here and for the parser's errors (client-errors.ts). */
+export function errorBody(err: ApiError, requestId: unknown, withDetails: boolean): Record<string, unknown> {
+  return {
     error: err.type,
     message: err.message,
     status: err.status,
     timestamp: new Date().toISOString(),
-    request_id: res.locals.requestId,
+    request_id: requestId,
     ...(err.retryAfter === undefined ? {} : { retry_after: err.retryAfter }),
     ...(withDetails && err.details ? { details: err.details } : {}),
-  });
+  };
 }
 
 /**
