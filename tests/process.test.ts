@@ -1,41 +1,14 @@
 // The process (src/main.ts): a failed start says why in one line; SIGTERM drains and exits 0.
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import Redis from 'ioredis';
 import { loadConfig } from '../src/config';
 import { startupFailure } from '../src/startup';
 import { freePort, type RedisServer, startRedisServer } from './support/redis-server';
+import { killServices, startService } from './support/service-process';
 
-const ROOT = path.join(__dirname, '..');
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, SVC_HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    output += c.toString();
-    stdout += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    output += c.toString();
-    stderr += c.toString();
-  });
-  // 'close': both pipes are drained too, so the output is complete.
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return { child, exited, output: () => output, stdout: () => stdout, stderr: () => stderr };
-}
+afterAll(killServices);
+const start = startService;
 
 const get = (port: number, path: string) =>
   new Promise<number>((resolve, reject) => {
@@ -49,7 +22,7 @@ const get = (port: number, path: string) =>
 
 test('when settings are invalid, then the start fails with exit 2 and lists every problem', async () => {
   const svc = start({ SVC_PORT: 'eighty', SVC_LOG_LEVEL: 'loud', SVC_RATE_LIMIT_WINDOW: '0' });
-  expect(await svc.exited).toBe(2);
+  expect((await svc.exited).code).toBe(2);
   expect(svc.output()).toMatch(/SVC_PORT/);
   expect(svc.output()).toMatch(/SVC_LOG_LEVEL/);
   expect(svc.output()).toMatch(/SVC_RATE_LIMIT_WINDOW/);
@@ -113,7 +86,7 @@ describe('a running service', () => {
             ? { SVC_PORT: String(taken) }
             : { SVC_PORT: String(await freePort()), SVC_ADMIN_PORT: String(taken) };
         const svc = start({ ...ports, SVC_REDIS_URL: redis.url });
-        expect(await svc.exited).toBe(1);
+        expect((await svc.exited).code).toBe(1);
         expect(svc.stderr()).toBe(
           `failed to start: port ${taken} is in use: set ${setting} to a free port\n`,
         );
@@ -146,7 +119,7 @@ describe('a running service', () => {
     svc.child.kill('SIGTERM');
 
     expect(await inFlight).toBe(404);
-    expect(await svc.exited).toBe(0);
+    expect((await svc.exited).code).toBe(0);
     await sleeping;
     blocker.disconnect();
   });

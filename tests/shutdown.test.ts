@@ -1,46 +1,22 @@
 // Graceful shutdown of the process (src/main.ts) under keep-alive load: SIGTERM resets nothing that was sent on an
 // open connection, answers with Connection: close, and exits as soon as the requests in flight are answered.
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
 import { freePort } from './support/redis-server';
+import { killServices, startService } from './support/service-process';
 
-const ROOT = path.join(__dirname, '..');
 const SHUTDOWN_TIMEOUT_MS = 20_000;
 const CLIENTS = 4;
 const LOOPS_PER_CLIENT = 2;
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-});
+afterAll(killServices);
 
-function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      SVC_HOST: '127.0.0.1',
-      SVC_REDIS_URL: process.env.REDIS_URL as string,
-      SVC_KEY_PREFIX: `t:shutdown:${process.pid}:`,
-      SVC_RATE_LIMIT_ENABLED: 'false',
-      SVC_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const start = (env: Record<string, string>) =>
+  startService({
+    SVC_REDIS_URL: process.env.REDIS_URL as string,
+    SVC_KEY_PREFIX: `t:shutdown:${process.pid}:`,
+    SVC_RATE_LIMIT_ENABLED: 'false',
+    SVC_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+    ...env,
   });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    output += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    output += c.toString();
-  });
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, at: Date.now() })),
-  );
-  return { child, exited, output: () => output };
-}
 
 interface Outcome {
   status?: number;

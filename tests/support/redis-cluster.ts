@@ -4,7 +4,7 @@
 //   cluster.nodes                                 // 'host:port,...' for SVC_REDIS_CLUSTER_NODES
 //   await cluster.stop();
 import Redis from 'ioredis';
-import { LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
+import { fleet, LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
 
 const READY_TIMEOUT_MS = 20_000;
 const SLOTS = 16384;
@@ -33,12 +33,7 @@ async function waitClusterOk(clients: Redis[]): Promise<void> {
 
 /** Starts `size` masters, splits the slots between them and introduces them, as `redis-cli --cluster create` does. */
 export async function startRedisCluster(size = 3): Promise<RedisCluster> {
-  const servers: RedisServer[] = [];
-  const clients: Redis[] = [];
-  const stop = async () => {
-    for (const c of clients) c.disconnect();
-    await Promise.all(servers.map((s) => s.stop()));
-  };
+  const { servers, clients, stop } = fleet<Redis>();
   try {
     for (let i = 0; i < size; i++) {
       servers.push(

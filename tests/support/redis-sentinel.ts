@@ -5,7 +5,7 @@
 //   await set.failover();                        // SENTINEL FAILOVER; resolves once the replica is the master
 //   await set.stop();
 import Redis from 'ioredis';
-import { LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
+import { fleet, LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
 
 const READY_TIMEOUT_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -36,12 +36,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>): Promise<v
 const infoField = (info: string, name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 
 export async function startSentinelSet(name = 'gw'): Promise<SentinelSet> {
-  const servers: RedisServer[] = [];
-  const clients: Redis[] = [];
-  const stop = async () => {
-    for (const c of clients) c.disconnect();
-    await Promise.all(servers.map((s) => s.stop()));
-  };
+  const { servers, clients, stop } = fleet<Redis>();
   try {
     const master = await startRedisServer();
     servers.push(master);

@@ -49,6 +49,17 @@ export interface RedisServer {
   kill(): Promise<void>;
 }
 
+/** Servers and the clients that watch them, started one by one and stopped together (a Cluster, a Sentinel set). */
+export function fleet<Client extends { disconnect(): void }>() {
+  const servers: RedisServer[] = [];
+  const clients: Client[] = [];
+  const stop = async () => {
+    for (const c of clients) c.disconnect();
+    await Promise.all(servers.map((s) => s.stop()));
+  };
+  return { servers, clients, stop };
+}
+
 /** A port nobody listens on right now (the OS picks it; it may be taken again before use). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
