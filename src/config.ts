@@ -7,7 +7,6 @@ import { SETTING_LIST, SETTINGS, type SettingName } from './settings';
 
 /** The running configuration: one readonly leaf per setting of the table in settings.ts. */
 export type Config = ConfigOf<typeof SETTINGS>;
-export type { SettingName };
 
 type Raw = { [K in SettingName]: RawValue<(typeof SETTINGS)[K]> };
 
