@@ -1,8 +1,9 @@
 // The info record: version, build date, the running configuration with secrets redacted, and features.
 import { readFileSync, statSync } from 'node:fs';
-import type { Config } from '../config';
+import { type Config, settingValue } from '../config';
 import { PACKAGE_FILE } from '../paths';
 import { redactUrl, redisMode } from '../redis/client';
+import { SETTING_LIST } from '../settings';
 
 export interface BuildInfo {
   /** The package name, as `GET /` shows it. */
@@ -28,34 +29,18 @@ export function databaseUrl(config: Config): string {
   return redactUrl(redis.url);
 }
 
-/** The running configuration as the info endpoint shows it; API keys, JWT secrets and passwords never appear. */
+/**
+ * The running configuration as the info endpoint shows it: each setting with an `info` name in settings.ts
+ * (secrets have none), and where the data lives. API keys, JWT secrets and passwords never appear.
+ */
 export function publicConfig(config: Config): Record<string, unknown> {
+  const shown: Record<string, unknown> = {};
+  for (const [name, s] of SETTING_LIST) if (s.info) shown[s.info] = settingValue(config, name);
   return {
-    port: config.port,
-    host: config.host,
+    port: shown.port,
+    host: shown.host,
     database_url: databaseUrl(config),
     database_type: redisMode(config),
-    max_connections: config.maxConnections,
-    max_connections_per_ip: config.maxConnectionsPerIp,
-    headers_timeout_ms: config.headersTimeoutMs,
-    request_timeout_ms: config.requestTimeoutMs,
-    keep_alive_timeout_ms: config.keepAliveTimeoutMs,
-    rate_limit_enabled: config.rateLimit.enabled,
-    rate_limit_requests: config.rateLimit.requests,
-    rate_limit_window: config.rateLimit.windowSeconds,
-    admin_rate_limit_requests: config.rateLimit.adminRequests,
-    admin_rate_limit_window: config.rateLimit.adminWindowSeconds,
-    admin_enabled: config.admin.enabled,
-    admin_host: config.admin.host,
-    admin_port: config.admin.port,
-    key_prefix: config.keyPrefix,
-    max_value_bytes: config.limits.maxValueBytes,
-    max_body_bytes: config.limits.maxBodyBytes,
-    batch_max_operations: config.limits.batchMaxOperations,
-    protected_mode: config.auth.protectedMode,
-    metrics_enabled: config.metricsEnabled,
-    log_level: config.log.level,
-    log_format: config.log.format,
-    error_details: config.errorDetails,
+    ...shown,
   };
 }

@@ -1,0 +1,285 @@
+// Every SVC_* setting, declared once: where it goes in Config, its schema, reload and info behaviour, meaning.
+import { hostPorts, parseTrustProxy, type Setting } from './setting';
+
+const int = (def: number, minimum: number, maximum = 2147483647) =>
+  ({ type: 'integer', default: def, minimum, maximum }) as const;
+const bool = (def: boolean) => ({ type: 'boolean', default: def }) as const;
+function str(): { type: 'string' };
+function str<D extends string | undefined>(def: D, extra?: object): { type: 'string'; default: D };
+function str(def?: string, extra: object = {}) {
+  return { type: 'string', ...(def === undefined ? {} : { default: def }), ...extra };
+}
+const oneOf = <const E extends readonly string[]>(values: E, def: E[number]) =>
+  ({ type: 'string', enum: values, default: def }) as const;
+const port = (def: number) => int(def, 0, 65535);
+/** No default of its own: `defaultFrom` names the setting whose value it takes when unset. */
+const derivedPort = () => ({ type: 'integer', minimum: 0, maximum: 65535 }) as const;
+const HOST_PORTS = { pattern: '^[^,:]+:\\d+(,[^,:]+:\\d+)*$' };
+
+/**
+ * The order is Config's key order, which is the order reload names changes in and README lists settings in.
+ * `info` is the field name `GET /store/admin/info` shows the value under (none: not shown); `secret` values
+ * may hold credentials and are never shown; `live` settings apply on reload, the others need a restart.
+ */
+export const SETTINGS = {
+  SVC_PORT: { path: 'port', schema: port(8080), info: 'port', description: 'data API listener port' },
+  SVC_HOST: { path: 'host', schema: str('0.0.0.0'), info: 'host', description: 'data API listen address' },
+  SVC_MAX_CONNECTIONS: {
+    path: 'maxConnections',
+    schema: int(10000, 1),
+    info: 'max_connections',
+    description: 'open HTTP connections at most',
+  },
+  SVC_MAX_CONNECTIONS_PER_IP: {
+    path: 'maxConnectionsPerIp',
+    schema: int(256, 0),
+    info: 'max_connections_per_ip',
+    description: 'open connections per client address and process (`0`: no cap); see below',
+  },
+  SVC_HEADERS_TIMEOUT_MS: {
+    path: 'headersTimeoutMs',
+    schema: int(10000, 1),
+    info: 'headers_timeout_ms',
+    description: 'request line and headers must arrive within this (`408`, connection closed)',
+  },
+  SVC_REQUEST_TIMEOUT_MS: {
+    path: 'requestTimeoutMs',
+    schema: int(60000, 0),
+    info: 'request_timeout_ms',
+    description: 'the whole request, body included, within this (`0`: none; >= headers timeout)',
+  },
+  SVC_KEEP_ALIVE_TIMEOUT_MS: {
+    path: 'keepAliveTimeoutMs',
+    schema: int(65000, 1),
+    info: 'keep_alive_timeout_ms',
+    description: 'an idle keep-alive connection is closed after this (above a 60 s LB idle)',
+  },
+  SVC_WORKERS: {
+    path: 'workers',
+    schema: int(1, 1, 64),
+    description: 'processes sharing the port (node:cluster)',
+  },
+  SVC_SHUTDOWN_TIMEOUT_MS: {
+    path: 'shutdownTimeoutMs',
+    schema: int(10000, 0),
+    description: 'how long SIGTERM waits for requests in flight',
+  },
+  // info shows the Redis settings as one redacted `database_url` (observability/info.ts).
+  SVC_REDIS_URL: {
+    path: 'redis.url',
+    schema: str('redis://127.0.0.1:6379', { pattern: '^rediss?://' }),
+    secret: true,
+    description: 'standalone Redis (`rediss://` for TLS; user/password in the URL)',
+  },
+  SVC_REDIS_SENTINELS: {
+    path: 'redis.sentinels',
+    schema: str(undefined, HOST_PORTS),
+    parse: hostPorts,
+    description: '`host:port,host:port` of Sentinels',
+  },
+  SVC_REDIS_SENTINEL_NAME: {
+    path: 'redis.sentinelName',
+    schema: str('mymaster'),
+    description: 'the master name the Sentinels know',
+  },
+  SVC_REDIS_CLUSTER_NODES: {
+    path: 'redis.clusterNodes',
+    schema: str(undefined, HOST_PORTS),
+    parse: hostPorts,
+    description: '`host:port,...` seed nodes of a Redis Cluster',
+  },
+  SVC_REDIS_COMMAND_TIMEOUT_MS: {
+    path: 'redis.commandTimeoutMs',
+    schema: int(1000, 1),
+    description: 'a command not answered in time is a 503',
+  },
+  SVC_REDIS_CONNECT_TIMEOUT_MS: {
+    path: 'redis.connectTimeoutMs',
+    schema: int(2000, 1),
+    description: 'connection attempt timeout',
+  },
+  SVC_REDIS_WAIT_REPLICAS: {
+    path: 'redis.waitReplicas',
+    schema: int(0, 0, 64),
+    description:
+      'replicas that must confirm a write (`WAIT`) before it is acknowledged (`0`: the primary alone)',
+  },
+  SVC_REDIS_WAIT_TIMEOUT_MS: {
+    path: 'redis.waitTimeoutMs',
+    schema: int(1000, 1),
+    description: 'how long a write waits for those replicas',
+  },
+  SVC_KEY_PREFIX: {
+    path: 'keyPrefix',
+    schema: str('', { pattern: '^[A-Za-z0-9_.:{}-]*$', maxLength: 256 }),
+    info: 'key_prefix',
+    description: 'puts every user key under this prefix in Redis',
+  },
+  SVC_MAX_VALUE_BYTES: {
+    path: 'limits.maxValueBytes',
+    schema: int(1048576, 1),
+    info: 'max_value_bytes',
+    description: 'largest string or hash value',
+  },
+  SVC_MAX_BODY_BYTES: {
+    path: 'limits.maxBodyBytes',
+    schema: int(10485760, 1),
+    info: 'max_body_bytes',
+    description: 'largest request body (413 above)',
+  },
+  SVC_BATCH_MAX_OPERATIONS: {
+    path: 'limits.batchMaxOperations',
+    schema: int(1000, 1, 100000),
+    info: 'batch_max_operations',
+    description: 'most operations in one batch',
+  },
+  SVC_ADMIN_ENABLED: {
+    path: 'admin.enabled',
+    schema: bool(true),
+    info: 'admin_enabled',
+    description: 'serve `/store/admin/*`',
+  },
+  SVC_ADMIN_HOST: {
+    path: 'admin.host',
+    schema: str('0.0.0.0'),
+    info: 'admin_host',
+    description: 'admin listen address (used when the admin port differs from `SVC_PORT`)',
+  },
+  // Unset: the data port, so that SVC_PORT alone moves the whole service.
+  SVC_ADMIN_PORT: {
+    path: 'admin.port',
+    schema: derivedPort(),
+    defaultFrom: 'SVC_PORT',
+    info: 'admin_port',
+    description: 'admin listener port; its own listener when it differs from `SVC_PORT`',
+  },
+  SVC_RATE_LIMIT_ENABLED: {
+    path: 'rateLimit.enabled',
+    schema: bool(true),
+    live: true,
+    info: 'rate_limit_enabled',
+    description: 'per-IP rate limits',
+  },
+  SVC_RATE_LIMIT_REQUESTS: {
+    path: 'rateLimit.requests',
+    schema: int(100, 1),
+    live: true,
+    info: 'rate_limit_requests',
+    description: 'data endpoints: requests per window',
+  },
+  SVC_RATE_LIMIT_WINDOW: {
+    path: 'rateLimit.windowSeconds',
+    schema: int(60, 1),
+    live: true,
+    info: 'rate_limit_window',
+    description: 'data endpoints: window in seconds',
+  },
+  SVC_ADMIN_RATE_LIMIT_REQUESTS: {
+    path: 'rateLimit.adminRequests',
+    schema: int(1000, 1),
+    live: true,
+    info: 'admin_rate_limit_requests',
+    description: 'admin endpoints: requests per window',
+  },
+  SVC_ADMIN_RATE_LIMIT_WINDOW: {
+    path: 'rateLimit.adminWindowSeconds',
+    schema: int(60, 1),
+    live: true,
+    info: 'admin_rate_limit_window',
+    description: 'admin endpoints: window in seconds',
+  },
+  SVC_TRUST_PROXY: {
+    path: 'trustProxy',
+    schema: str('false'),
+    parse: parseTrustProxy,
+    description: 'Express `trust proxy`: `true`, a hop count, or addresses/subnets',
+  },
+  SVC_PROTECTED_MODE: {
+    path: 'auth.protectedMode',
+    schema: bool(true),
+    live: true,
+    info: 'protected_mode',
+    description: 'with no credentials configured, answer loopback clients only',
+  },
+  SVC_API_KEYS: {
+    path: 'auth.apiKeys',
+    schema: str(),
+    live: true,
+    secret: true,
+    description: 'API keys and Basic users, inline JSON; see above',
+  },
+  SVC_API_KEYS_FILE: {
+    path: 'auth.apiKeysFile',
+    schema: str(),
+    live: true,
+    description: 'API keys and Basic users, from this file; see above',
+  },
+  SVC_JWT_SECRET: {
+    path: 'auth.jwtSecret',
+    schema: str(undefined, { minLength: 32 }),
+    live: true,
+    secret: true,
+    description: 'HS256 secret for JWTs (32+ characters); exclusive with the public key',
+  },
+  SVC_JWT_PUBLIC_KEY_FILE: {
+    path: 'auth.jwtPublicKeyFile',
+    schema: str(),
+    live: true,
+    description: 'RS256/ES256 public key for JWTs (PEM or JWK)',
+  },
+  SVC_JWT_ISSUER: { path: 'auth.jwtIssuer', schema: str(), live: true, description: 'required `iss` claim' },
+  SVC_JWT_AUDIENCE: {
+    path: 'auth.jwtAudience',
+    schema: str(),
+    live: true,
+    description: 'required `aud` claim',
+  },
+  SVC_METRICS_ENABLED: {
+    path: 'metricsEnabled',
+    schema: bool(true),
+    live: true,
+    info: 'metrics_enabled',
+    description: 'serve `/store/admin/metrics`',
+  },
+  SVC_LOG_LEVEL: {
+    path: 'log.level',
+    schema: oneOf(['debug', 'info', 'warn', 'error'], 'info'),
+    live: true,
+    info: 'log_level',
+    description: '`debug`, `info`, `warn`, `error`',
+  },
+  SVC_LOG_FORMAT: {
+    path: 'log.format',
+    schema: oneOf(['json', 'text'], 'text'),
+    live: true,
+    info: 'log_format',
+    description: '`text` or `json`',
+  },
+  SVC_ERROR_DETAILS: {
+    path: 'errorDetails',
+    schema: bool(true),
+    live: true,
+    info: 'error_details',
+    description: 'include `details` in error bodies',
+  },
+  SVC_REQUEST_ID_HEADER: {
+    path: 'requestIdHeader',
+    schema: str('X-Request-ID', { pattern: '^[A-Za-z0-9-]{1,64}$' }),
+    description: 'request id header name',
+  },
+  SVC_CLIENTS_MAX: {
+    path: 'clientsMax',
+    schema: int(1000, 1),
+    description: 'HTTP clients remembered for `/store/admin/clients`',
+  },
+  SVC_CONFIG_FILE: {
+    path: 'configFile',
+    schema: str(),
+    description: 'JSON or YAML file of the settings above',
+  },
+} as const satisfies Record<string, Setting>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** The table as [name, setting] pairs, in declaration order, for the code that walks every setting. */
+export const SETTING_LIST = Object.entries(SETTINGS) as [SettingName, Setting][];
