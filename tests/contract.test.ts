@@ -92,3 +92,32 @@ describe('error types', () => {
     expect(names.filter((n) => !(n in ERROR_STATUS))).toEqual([]);
   });
 });
+
+describe('batch item types', () => {
+  type Schema = {
+    oneOf?: { $ref: string }[];
+    discriminator?: { propertyName: string; mapping?: Record<string, string> };
+    properties?: Record<string, { const?: string }>;
+  };
+  const schemas = () =>
+    (t.context.contract.document.components as { schemas: Record<string, Schema> }).schemas;
+
+  test('each discriminator maps every item type to the oneOf schema whose type is that const', () => {
+    const withTags = Object.entries(schemas()).filter(([, s]) => s.discriminator);
+    expect(withTags.map(([name]) => name).sort()).toEqual([
+      'HashBatchOperation',
+      'SetBatchOperation',
+      'StringBatchOperation',
+    ]);
+    for (const [name, schema] of withTags) {
+      const mapping = schema.discriminator?.mapping ?? {};
+      expect([name, Object.values(mapping)]).toEqual([name, schema.oneOf?.map((o) => o.$ref)]);
+      for (const [tag, ref] of Object.entries(mapping))
+        expect([name, tag, schemas()[ref.split('/').pop() as string]?.properties?.type?.const]).toEqual([
+          name,
+          tag,
+          tag,
+        ]);
+    }
+  });
+});

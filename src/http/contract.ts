@@ -57,6 +57,8 @@ export class Contract {
       JSON.stringify(this.document).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`),
     );
     if (options.batchMaxOperations) setBatchLimit(doc, options.batchMaxOperations);
+    for (const schema of Object.values(doc.components.schemas as Record<string, Json>))
+      checkTagFromMapping(schema);
     for (const keyword of vendorKeywords(doc)) this.ajv.addKeyword(keyword);
     this.ajv.addKeyword('example');
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: doc.components.schemas });
@@ -192,6 +194,21 @@ function setBatchLimit(doc: Json, max: number): void {
     if (name.endsWith('BatchRequest') && schema.properties?.operations)
       schema.properties.operations.maxItems = max;
   }
+}
+
+/**
+ * The document lists a batch's item types once, as the keys of its `discriminator.mapping`. AJV derives the mapping
+ * from the `oneOf` itself and refuses one written out, so it is dropped here and becomes the check of the tag
+ * (`type` must be a string among those keys), which runs before the discriminator and names what is allowed.
+ */
+function checkTagFromMapping(schema: Json): void {
+  const discriminator = schema.discriminator as
+    | { propertyName: string; mapping?: Record<string, string> }
+    | undefined;
+  if (!discriminator?.mapping) return;
+  const tags = Object.keys(discriminator.mapping);
+  schema.properties = { [discriminator.propertyName]: { type: 'string', enum: tags } };
+  delete discriminator.mapping;
 }
 
 function vendorKeywords(value: unknown, found = new Set<string>()): Set<string> {

@@ -42,7 +42,8 @@ type Doc = {
 export function responseProblems(method: string, path: string, status: number, body: unknown): string {
   const doc = contract().document as unknown as Doc;
   let response = doc.paths[path]?.[method]?.responses[String(status)];
-  if (response?.$ref) response = doc.components.responses[response.$ref.split('/').pop() as string];
+  // A shared response may itself refer to a generic one (InvalidKey -> BadRequest, with its own description).
+  while (response?.$ref) response = doc.components.responses[response.$ref.split('/').pop() as string];
   if (!response) return `${method.toUpperCase()} ${path}: status ${status} is not documented`;
   const schema = response.content?.['application/json']?.schema;
   if (!schema) return '';
