@@ -91,6 +91,17 @@ describe('error types', () => {
     walk(t.context.contract.document);
     expect(names.filter((n) => !(n in ERROR_STATUS))).toEqual([]);
   });
+
+  test('each rule that messages quote is written once, on the schema that reports its error type', () => {
+    const schemas = (
+      t.context.contract.document.components as { schemas: Record<string, Record<string, string>> }
+    ).schemas;
+    const ruled = Object.entries(schemas).filter(([, s]) => s['x-rule'] !== undefined);
+    expect(ruled.map(([name, s]) => [name, s['x-error']])).toEqual([
+      ['Key', 'invalid_key'],
+      ['Ttl', 'invalid_ttl'],
+    ]);
+  });
 });
 
 describe('batch item types', () => {

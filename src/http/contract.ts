@@ -34,11 +34,8 @@ interface OpenApiParameter {
 }
 
 const COMPONENTS_ID = 'components.json';
-/** The rule behind an error type, added to its message so that a client knows what is accepted. */
-const RULES: Partial<Record<ErrorType, string>> = {
-  invalid_key: "a key is 1 to 1024 characters of letters, digits, '-', '_', ':' and '.'",
-  invalid_ttl: 'a ttl is a whole number of seconds from 1 to 2147483647',
-};
+/** The rule behind an error type (`x-rule` of the schema that reports it), added to its messages. */
+type Rules = Partial<Record<ErrorType, string>>;
 const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** The contract: the document and one compiled operation per path and method under /store. */
@@ -49,6 +46,7 @@ export class Contract {
   // drops those errors (and the request data they hold) once the message is built.
   private readonly ajv = new Ajv2020({ discriminator: true, strict: true, verbose: true, allErrors: false });
   private readonly validateFunctions = new Set<ValidateFunction>();
+  private readonly rules: Rules;
 
   /** `batchMaxOperations` (SVC_BATCH_MAX_OPERATIONS) replaces the documented default of the batch bodies. */
   constructor(file: string, options: { batchMaxOperations?: number } = {}) {
@@ -59,6 +57,7 @@ export class Contract {
     if (options.batchMaxOperations) setBatchLimit(doc, options.batchMaxOperations);
     for (const schema of Object.values(doc.components.schemas as Record<string, Json>))
       checkTagFromMapping(schema);
+    this.rules = rulesOf(doc.components.schemas as Record<string, Json>);
     for (const keyword of vendorKeywords(doc)) this.ajv.addKeyword(keyword);
     this.ajv.addKeyword('example');
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: doc.components.schemas });
@@ -112,7 +111,7 @@ export class Contract {
     };
     const validateFn = this.ajv.compile(schema);
     const held = this.track(validateFn);
-    const ajv = this.ajv;
+    const { ajv, rules } = this;
     return {
       id: op.operationId as string,
       method,
@@ -122,7 +121,7 @@ export class Contract {
       validate(input) {
         try {
           if (!validateFn(input))
-            throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv);
+            throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv, rules);
           return input as RequestInput;
         } finally {
           release(held);
@@ -138,7 +137,8 @@ export class Contract {
     const held = this.track(fn);
     return (value) => {
       try {
-        if (!fn(value)) throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv);
+        if (!fn(value))
+          throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv, this.rules);
       } finally {
         release(held);
       }
@@ -211,6 +211,14 @@ function checkTagFromMapping(schema: Json): void {
   delete discriminator.mapping;
 }
 
+/** Each error type's rule, written once in the contract as the `x-rule` of the schema whose `x-error` it is. */
+function rulesOf(schemas: Record<string, Json>): Rules {
+  const rules: Rules = {};
+  for (const schema of Object.values(schemas))
+    if (typeof schema['x-rule'] === 'string') rules[schema['x-error'] as ErrorType] = schema['x-rule'];
+  return rules;
+}
+
 function vendorKeywords(value: unknown, found = new Set<string>()): Set<string> {
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
@@ -241,7 +249,7 @@ function describe(path: string): { where: string; index?: number } {
   return { where, index: opIndex };
 }
 
-function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
+function validationError(e: ErrorObject, ajv: Ajv2020, rules: Rules): ApiError {
   const type = errorTypeOf(e, ajv);
   const { where, index } = describe(e.instancePath);
   const section = e.instancePath.split('/')[1] ?? '';
@@ -265,9 +273,9 @@ function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
   else if (e.propertyName !== undefined)
     problem = `${subject} has a name '${e.propertyName.slice(0, 100)}' that ${e.message}`;
   else if (type === 'invalid_key' && typeof e.data === 'string')
-    problem = `${subject} '${e.data.slice(0, 100)}' is not a valid key: ${RULES.invalid_key}`;
+    problem = `${subject} '${e.data.slice(0, 100)}' is not a valid key: ${rules.invalid_key}`;
   else problem = `${subject} ${e.message}`;
-  if (type !== 'invalid_key' && RULES[type]) problem = `${problem} (${RULES[type]})`;
+  if (type !== 'invalid_key' && rules[type]) problem = `${problem} (${rules[type]})`;
   return new ApiError(type, at + problem, {
     details: {
       ...(index === undefined ? {} : { index }),
