@@ -1,6 +1,11 @@
 // The contract test: what the app serves and what openapi.yaml describes agree, in both directions.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Express } from 'express';
+import { stringify } from 'yaml';
 import { ERROR_STATUS } from '../src/errors';
+import { Contract } from '../src/http/contract';
 import { PREFIXES } from '../src/http/routes';
 import { type TestApp, testApp } from './support/app';
 
@@ -69,13 +74,17 @@ describe('routes and openapi.yaml', () => {
 });
 
 describe('error types', () => {
-  const errorType = () =>
-    (t.context.contract.document.components as { schemas: Record<string, Record<string, unknown>> }).schemas
-      .ErrorType as { enum: string[]; 'x-status': Record<string, number> };
+  /** ErrorType lists each type once: its const, its status (`x-status`) and when it is given. */
+  const errorTypes = () =>
+    (
+      (t.context.contract.document.components as { schemas: Record<string, Record<string, unknown>> }).schemas
+        .ErrorType as { oneOf: { const: string; 'x-status': number; description: string }[] }
+    ).oneOf;
 
   test('the error types in openapi.yaml are exactly those of the code, with the same statuses', () => {
-    expect([...errorType().enum].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
-    expect(errorType()['x-status']).toEqual(ERROR_STATUS);
+    expect(Object.fromEntries(errorTypes().map((e) => [e.const, e['x-status']]))).toEqual(ERROR_STATUS);
+    expect(errorTypes().length).toBe(Object.keys(ERROR_STATUS).length);
+    for (const e of errorTypes()) expect([e.const, e.description.length > 10]).toEqual([e.const, true]);
   });
 
   test('every x-error in openapi.yaml names a known error type', () => {
@@ -130,5 +139,54 @@ describe('batch item types', () => {
           tag,
         ]);
     }
+  });
+});
+
+describe('shared parts by $ref', () => {
+  test('when a path item, a parameter and a request body are refs, then the loader compiles them as if written out', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'contract-')), 'openapi.yaml');
+    writeFileSync(
+      file,
+      stringify({
+        openapi: '3.1.0',
+        info: { title: 't', version: '1' },
+        paths: { '/store/thing/{key}/expire': { $ref: '#/components/pathItems/Expire' } },
+        components: {
+          schemas: {
+            Key: { type: 'string', pattern: '^k+$', 'x-error': 'invalid_key', 'x-rule': 'a key is k' },
+          },
+          parameters: {
+            Key: { name: 'key', in: 'path', required: true, schema: { $ref: '#/components/schemas/Key' } },
+          },
+          requestBodies: {
+            Expire: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: { type: 'object', required: ['ttl'], properties: { ttl: { type: 'integer' } } },
+                },
+              },
+            },
+          },
+          pathItems: {
+            Expire: {
+              parameters: [{ $ref: '#/components/parameters/Key' }],
+              post: {
+                operationId: 'expireThing',
+                'x-permission': 'write',
+                requestBody: { $ref: '#/components/requestBodies/Expire' },
+                responses: {},
+              },
+            },
+          },
+        },
+      }),
+    );
+    const op = new Contract(file).operation('post', '/store/thing/{key}/expire');
+    expect([op.id, op.permission, op.hasBody]).toEqual(['expireThing', 'write', true]);
+    expect(() => op.validate({ params: { key: 'x' }, headers: {}, body: { ttl: 1 } })).toThrow(
+      "key 'x' is not a valid key: a key is k",
+    );
+    expect(() => op.validate({ params: { key: 'k' }, headers: {}, body: {} })).toThrow("'ttl' is required");
   });
 });

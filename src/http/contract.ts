@@ -61,7 +61,8 @@ export class Contract {
     for (const keyword of vendorKeywords(doc)) this.ajv.addKeyword(keyword);
     this.ajv.addKeyword('example');
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: doc.components.schemas });
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    for (const [path, ref] of Object.entries(doc.paths as Record<string, Json>)) {
+      const item = deref<Json>(doc, ref);
       // The API lives under /store; a page outside it (GET /) takes no input and needs no credentials.
       if (!path.startsWith('/store/')) continue;
       for (const method of METHODS) {
@@ -81,13 +82,9 @@ export class Contract {
   }
 
   private compile(doc: Json, path: string, method: Method, op: Json, shared: OpenApiParameter[]): Operation {
-    const resolve = (p: OpenApiParameter): OpenApiParameter =>
-      p.$ref
-        ? (((doc.components as Json).parameters as Record<string, OpenApiParameter>)[
-            p.$ref.split('/').pop() as string
-          ] as OpenApiParameter)
-        : p;
-    const parameters = [...shared, ...((op.parameters as OpenApiParameter[]) ?? [])].map(resolve);
+    const parameters = [...shared, ...((op.parameters as OpenApiParameter[]) ?? [])].map((p) =>
+      deref<OpenApiParameter>(doc, p),
+    );
     const group = (where: string, lower: boolean) => {
       const ps = parameters.filter((p) => p.in === where);
       const name = (p: OpenApiParameter) => (lower ? p.name.toLowerCase() : p.name);
@@ -97,7 +94,7 @@ export class Contract {
         required: ps.filter((p) => p.required).map(name),
       };
     };
-    const requestBody = op.requestBody as Json | undefined;
+    const requestBody = op.requestBody ? deref<Json>(doc, op.requestBody) : undefined;
     const bodySchema = (requestBody?.content as Record<string, Json> | undefined)?.['application/json']
       ?.schema;
     const schema = {
@@ -155,6 +152,20 @@ export class Contract {
     for (const f of fns) this.validateFunctions.add(f);
     return fns;
   }
+}
+
+/**
+ * A path item, parameter or request body, or the component its `$ref` names (`#/components/<kind>/<name>`): the
+ * document writes shared parts once. Schemas are left to AJV, which resolves their refs itself.
+ */
+export function deref<T>(doc: Json, value: unknown): T {
+  const ref = (value as { $ref?: unknown }).$ref;
+  if (typeof ref !== 'string') return value as T;
+  const [, , kind, name] = ref.split('/');
+  const components = doc.components as Record<string, Record<string, unknown> | undefined>;
+  const target = components[kind as string]?.[name as string];
+  if (!target) throw new Error(`openapi.yaml: ${ref} is not defined`);
+  return deref<T>(doc, target);
 }
 
 /** The part of an AJV SchemaEnv that links a compiled schema to the ones it references. */
