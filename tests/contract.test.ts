@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Express } from 'express';
+import request from 'supertest';
 import { stringify } from 'yaml';
 import { ERROR_STATUS } from '../src/errors';
 import { Contract } from '../src/http/contract';
@@ -63,6 +64,17 @@ describe('routes and openapi.yaml', () => {
   test('every operation in openapi.yaml is served', () => {
     const served = new Set([t.data, ...(t.admin ? [t.admin] : [])].flatMap(expressRoutes));
     expect(documented().filter((r) => !served.has(r))).toEqual([]);
+  });
+
+  test('as documented, every GET also answers HEAD: the same status, no body', async () => {
+    const gets = t.context.served.filter(
+      (o) => o.method === 'get' && !o.path.startsWith('/store/admin/metrics'),
+    );
+    const paths = ['/', ...gets.map((o) => o.path.replace('{key}', 'head-k').replace('{field}', 'f'))];
+    for (const path of paths) {
+      const [get, head] = [await request(t.data).get(path), await request(t.data).head(path)];
+      expect([path, head.status, head.text ?? '']).toEqual([path, get.status, '']);
+    }
   });
 
   test('every operation declares a permission and an operationId', () => {
