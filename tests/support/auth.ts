@@ -41,7 +41,8 @@ type Json = { examples?: Record<string, { value: unknown }>; example?: unknown }
 export function sampleRequest(t: TestApp, op: Operation, authorization?: string) {
   const url = op.path.replace('{key}', `k-${op.id}`).replace('{field}', 'f').replace('{member}', 'm');
   const doc = t.context.contract.document as unknown as Doc;
-  const requestBody = doc.paths[op.path]?.[op.method]?.requestBody;
+  const item = doc.paths[op.path];
+  const requestBody = item && deref<Doc['paths'][string]>(doc, item)[op.method]?.requestBody;
   const media = requestBody && deref<Body>(doc, requestBody).content['application/json'];
   const body = media?.example ?? Object.values(media?.examples ?? {})[0]?.value;
   const req = request(t.data)[op.method](url);

@@ -42,7 +42,8 @@ type Doc = {
  */
 export function responseProblems(method: string, path: string, status: number, body: unknown): string {
   const doc = contract().document as unknown as Doc;
-  const documented = doc.paths[path]?.[method]?.responses[String(status)];
+  const item = doc.paths[path];
+  const documented = item && deref<Doc['paths'][string]>(doc, item)[method]?.responses[String(status)];
   // A shared response may itself refer to a generic one (InvalidKey -> BadRequest, with its own description).
   const response = documented && deref<Response>(doc, documented);
   if (!response) return `${method.toUpperCase()} ${path}: status ${status} is not documented`;
