@@ -34,11 +34,8 @@ interface OpenApiParameter {
 }
 
 const COMPONENTS_ID = 'components.json';
-/** The rule behind an error type, added to its message so that a client knows what is accepted. */
-const RULES: Partial<Record<ErrorType, string>> = {
-  invalid_key: "a key is 1 to 1024 characters of letters, digits, '-', '_', ':' and '.'",
-  invalid_ttl: 'a ttl is a whole number of seconds from 1 to 2147483647',
-};
+/** The rule behind an error type (`x-rule` of the schema that reports it), added to its messages. */
+type Rules = Partial<Record<ErrorType, string>>;
 const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** The contract: the document and one compiled operation per path and method under /store. */
@@ -49,6 +46,7 @@ export class Contract {
   // drops those errors (and the request data they hold) once the message is built.
   private readonly ajv = new Ajv2020({ discriminator: true, strict: true, verbose: true, allErrors: false });
   private readonly validateFunctions = new Set<ValidateFunction>();
+  private readonly rules: Rules;
 
   /** `batchMaxOperations` (SVC_BATCH_MAX_OPERATIONS) replaces the documented default of the batch bodies. */
   constructor(file: string, options: { batchMaxOperations?: number } = {}) {
@@ -57,10 +55,14 @@ export class Contract {
       JSON.stringify(this.document).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`),
     );
     if (options.batchMaxOperations) setBatchLimit(doc, options.batchMaxOperations);
+    for (const schema of Object.values(doc.components.schemas as Record<string, Json>))
+      checkTagFromMapping(schema);
+    this.rules = rulesOf(doc.components.schemas as Record<string, Json>);
     for (const keyword of vendorKeywords(doc)) this.ajv.addKeyword(keyword);
     this.ajv.addKeyword('example');
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: doc.components.schemas });
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    for (const [path, ref] of Object.entries(doc.paths as Record<string, Json>)) {
+      const item = deref<Json>(doc, ref);
       // The API lives under /store; a page outside it (GET /) takes no input and needs no credentials.
       if (!path.startsWith('/store/')) continue;
       for (const method of METHODS) {
@@ -80,13 +82,9 @@ export class Contract {
   }
 
   private compile(doc: Json, path: string, method: Method, op: Json, shared: OpenApiParameter[]): Operation {
-    const resolve = (p: OpenApiParameter): OpenApiParameter =>
-      p.$ref
-        ? (((doc.components as Json).parameters as Record<string, OpenApiParameter>)[
-            p.$ref.split('/').pop() as string
-          ] as OpenApiParameter)
-        : p;
-    const parameters = [...shared, ...((op.parameters as OpenApiParameter[]) ?? [])].map(resolve);
+    const parameters = [...shared, ...((op.parameters as OpenApiParameter[]) ?? [])].map((p) =>
+      deref<OpenApiParameter>(doc, p),
+    );
     const group = (where: string, lower: boolean) => {
       const ps = parameters.filter((p) => p.in === where);
       const name = (p: OpenApiParameter) => (lower ? p.name.toLowerCase() : p.name);
@@ -96,7 +94,7 @@ export class Contract {
         required: ps.filter((p) => p.required).map(name),
       };
     };
-    const requestBody = op.requestBody as Json | undefined;
+    const requestBody = op.requestBody ? deref<Json>(doc, op.requestBody) : undefined;
     const bodySchema = (requestBody?.content as Record<string, Json> | undefined)?.['application/json']
       ?.schema;
     const schema = {
@@ -110,7 +108,7 @@ export class Contract {
     };
     const validateFn = this.ajv.compile(schema);
     const held = this.track(validateFn);
-    const ajv = this.ajv;
+    const { ajv, rules } = this;
     return {
       id: op.operationId as string,
       method,
@@ -120,7 +118,7 @@ export class Contract {
       validate(input) {
         try {
           if (!validateFn(input))
-            throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv);
+            throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv, rules);
           return input as RequestInput;
         } finally {
           release(held);
@@ -136,7 +134,8 @@ export class Contract {
     const held = this.track(fn);
     return (value) => {
       try {
-        if (!fn(value)) throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv);
+        if (!fn(value))
+          throw validationError((fn.errors as ErrorObject[])[0] as ErrorObject, this.ajv, this.rules);
       } finally {
         release(held);
       }
@@ -153,6 +152,20 @@ export class Contract {
     for (const f of fns) this.validateFunctions.add(f);
     return fns;
   }
+}
+
+/**
+ * A path item, parameter or request body, or the component its `$ref` names (`#/components/<kind>/<name>`): the
+ * document writes shared parts once. Schemas are left to AJV, which resolves their refs itself.
+ */
+export function deref<T>(doc: Json, value: unknown): T {
+  const ref = (value as { $ref?: unknown }).$ref;
+  if (typeof ref !== 'string') return value as T;
+  const [, , kind, name] = ref.split('/');
+  const components = doc.components as Record<string, Record<string, unknown> | undefined>;
+  const target = components[kind as string]?.[name as string];
+  if (!target) throw new Error(`openapi.yaml: ${ref} is not defined`);
+  return deref<T>(doc, target);
 }
 
 /** The part of an AJV SchemaEnv that links a compiled schema to the ones it references. */
@@ -194,6 +207,29 @@ function setBatchLimit(doc: Json, max: number): void {
   }
 }
 
+/**
+ * The document lists a batch's item types once, as the keys of its `discriminator.mapping`. AJV derives the mapping
+ * from the `oneOf` itself and refuses one written out, so it is dropped here and becomes the check of the tag
+ * (`type` must be a string among those keys), which runs before the discriminator and names what is allowed.
+ */
+function checkTagFromMapping(schema: Json): void {
+  const discriminator = schema.discriminator as
+    | { propertyName: string; mapping?: Record<string, string> }
+    | undefined;
+  if (!discriminator?.mapping) return;
+  const tags = Object.keys(discriminator.mapping);
+  schema.properties = { [discriminator.propertyName]: { type: 'string', enum: tags } };
+  delete discriminator.mapping;
+}
+
+/** Each error type's rule, written once in the contract as the `x-rule` of the schema whose `x-error` it is. */
+function rulesOf(schemas: Record<string, Json>): Rules {
+  const rules: Rules = {};
+  for (const schema of Object.values(schemas))
+    if (typeof schema['x-rule'] === 'string') rules[schema['x-error'] as ErrorType] = schema['x-rule'];
+  return rules;
+}
+
 function vendorKeywords(value: unknown, found = new Set<string>()): Set<string> {
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
@@ -224,7 +260,7 @@ function describe(path: string): { where: string; index?: number } {
   return { where, index: opIndex };
 }
 
-function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
+function validationError(e: ErrorObject, ajv: Ajv2020, rules: Rules): ApiError {
   const type = errorTypeOf(e, ajv);
   const { where, index } = describe(e.instancePath);
   const section = e.instancePath.split('/')[1] ?? '';
@@ -248,9 +284,9 @@ function validationError(e: ErrorObject, ajv: Ajv2020): ApiError {
   else if (e.propertyName !== undefined)
     problem = `${subject} has a name '${e.propertyName.slice(0, 100)}' that ${e.message}`;
   else if (type === 'invalid_key' && typeof e.data === 'string')
-    problem = `${subject} '${e.data.slice(0, 100)}' is not a valid key: ${RULES.invalid_key}`;
+    problem = `${subject} '${e.data.slice(0, 100)}' is not a valid key: ${rules.invalid_key}`;
   else problem = `${subject} ${e.message}`;
-  if (type !== 'invalid_key' && RULES[type]) problem = `${problem} (${RULES[type]})`;
+  if (type !== 'invalid_key' && rules[type]) problem = `${problem} (${rules[type]})`;
   return new ApiError(type, at + problem, {
     details: {
       ...(index === undefined ? {} : { index }),

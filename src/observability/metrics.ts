@@ -7,6 +7,12 @@ type Labels = { method: string; endpoint: string };
 const RESPONSE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const REDIS_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
+const UNCONVENTIONAL_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests = new Counter({
@@ -44,6 +50,9 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // prom-client's `_total` gauges break the Prometheus naming rule that only counters end in `_total`
+    // (`promtool check metrics` fails on them); the labelled `nodejs_active_*` gauges hold the same counts by type.
+    for (const name of UNCONVENTIONAL_DEFAULTS) this.registry.removeSingleMetric(name);
   }
 
   request(method: string, endpoint: string, seconds: number, errorType: string | undefined): void {

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
-import type { Operation, Permission } from '../../src/http/contract';
+import { deref, type Operation, type Permission } from '../../src/http/contract';
 import type { TestApp } from './app';
 
 export interface KeyEntry {
@@ -33,14 +33,17 @@ export function keyNew(args: string[]): { secret?: string; entry: Record<string,
   return { secret, entry: JSON.parse(lines[lines.length - 1] as string) };
 }
 
-type Doc = { paths: Record<string, Record<string, { requestBody?: { content: Record<string, Json> } }>> };
+type Body = { content: Record<string, Json> };
+type Doc = { paths: Record<string, Record<string, { requestBody?: Body | { $ref: string } }>> };
 type Json = { examples?: Record<string, { value: unknown }>; example?: unknown };
 
 /** A valid request for an operation: path parameters filled in, the first documented body example. */
 export function sampleRequest(t: TestApp, op: Operation, authorization?: string) {
   const url = op.path.replace('{key}', `k-${op.id}`).replace('{field}', 'f').replace('{member}', 'm');
   const doc = t.context.contract.document as unknown as Doc;
-  const media = doc.paths[op.path]?.[op.method]?.requestBody?.content['application/json'];
+  const item = doc.paths[op.path];
+  const requestBody = item && deref<Doc['paths'][string]>(doc, item)[op.method]?.requestBody;
+  const media = requestBody && deref<Body>(doc, requestBody).content['application/json'];
   const body = media?.example ?? Object.values(media?.examples ?? {})[0]?.value;
   const req = request(t.data)[op.method](url);
   if (authorization) req.set('Authorization', authorization);

@@ -1,5 +1,6 @@
 // Validates response bodies against the component schemas of openapi.yaml (the contract compiles only requests).
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import { deref } from '../../src/http/contract';
 import { contract } from './app';
 
 let ajv: Ajv2020 | undefined;
@@ -41,8 +42,10 @@ type Doc = {
  */
 export function responseProblems(method: string, path: string, status: number, body: unknown): string {
   const doc = contract().document as unknown as Doc;
-  let response = doc.paths[path]?.[method]?.responses[String(status)];
-  if (response?.$ref) response = doc.components.responses[response.$ref.split('/').pop() as string];
+  const item = doc.paths[path];
+  const documented = item && deref<Doc['paths'][string]>(doc, item)[method]?.responses[String(status)];
+  // A shared response may itself refer to a generic one (InvalidKey -> BadRequest, with its own description).
+  const response = documented && deref<Response>(doc, documented);
   if (!response) return `${method.toUpperCase()} ${path}: status ${status} is not documented`;
   const schema = response.content?.['application/json']?.schema;
   if (!schema) return '';
