@@ -17,10 +17,7 @@ import { answerers } from './observability/aggregate';
 import { buildInfo } from './observability/info';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
-import { hashOps } from './ops/hashes';
 import { observeRedis } from './ops/run';
-import { setOps } from './ops/sets';
-import { stringOps } from './ops/strings';
 import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
 import type { RedisClient } from './redis/client';
@@ -29,9 +26,7 @@ import { failoverFence } from './redis/failover-fence';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
 import { adminRoutes } from './routes/admin';
-import { hashRoutes } from './routes/hashes';
-import { setRoutes } from './routes/sets';
-import { stringRoutes } from './routes/strings';
+import { familyRoutes } from './routes/families';
 
 export { OPENAPI_FILE };
 
@@ -153,9 +148,7 @@ export function createApp(deps: AppDeps): Apps {
   const guards = chain(rateLimits(ctx), auth.authenticate);
   const app = baseApp(ctx);
   const data = new Routes(ctx, app, guards);
-  stringRoutes(data, ctx, stringOps(config.limits));
-  hashRoutes(data, ctx, hashOps(config.limits));
-  setRoutes(data, ctx, setOps());
+  familyRoutes(data, ctx, config.limits);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
   const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;
