@@ -1,4 +1,4 @@
-// createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
+// createApp(deps): the Express apps (data, and admin when it has its own listener) on given connections; never listens.
 import express, { type Express, type RequestHandler } from 'express';
 import { type Config, loadConfig } from './config';
 import { ApiError } from './errors';
@@ -22,7 +22,7 @@ import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
-import { failoverFence } from './redis/failover-fence';
+import type { Fence } from './redis/failover-fence';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
 import { adminRoutes } from './routes/admin';
@@ -43,6 +43,8 @@ export interface AppDeps {
    * WAITs block it while a replica is away, and must not hold reads back.
    */
   writerRedis?: RedisClient;
+  /** Behind Sentinel: keeps writes out while a failover is under way (`failoverFence(redis, config)`). */
+  fence?: Fence;
   logger: Logger;
   /** The loaded contract (built with the same limits as `config`); loaded from openapi.yaml when not given. */
   contract?: Contract;
@@ -130,7 +132,7 @@ export function createApp(deps: AppDeps): Apps {
       keyspace,
       deadlineMs: config.redis.commandTimeoutMs,
       durable: durableWriter(deps),
-      fence: failoverFence(deps.redis, config),
+      fence: deps.fence,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,
@@ -140,8 +142,9 @@ export function createApp(deps: AppDeps): Apps {
     // A reload re-reads the keys file and JWT key first: a broken one cancels the whole reload.
     onReload: [(next) => auth.reload(next)],
     authConfigured: () => authenticationConfigured(ctx.config),
+    reload: () => reload(),
   };
-  ctx.reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
+  const reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   deps.peers?.answerWith(answerers(ctx));
   observeRedis(deps.redis, ctx.telemetry.redis);
 

@@ -9,6 +9,8 @@ const MAX_FENCE_MS = 15_000;
 export interface Fence {
   /** True while a failover is under way: a write now could land on a master that is being replaced. */
   readonly closed: boolean;
+  /** Stops listening to the Sentinels (the service's close). */
+  stop(): void;
 }
 
 /**
@@ -68,13 +70,15 @@ export function failoverFence(redis: RedisClient, config: Config): Fence | undef
     );
     return sub;
   });
-  data.once('end', () => {
+  const stop = () => {
     clearTimeout(timer);
     for (const sub of subscribers) sub.disconnect();
-  });
+  };
+  data.once('end', stop);
   return {
     get closed() {
       return closed;
     },
+    stop,
   };
 }

@@ -52,7 +52,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
       version,
       build_date: buildDate,
       config: publicConfig(ctx.config),
-      features: { websocket: false, authentication: ctx.authConfigured?.() ?? false, cors: false },
+      features: { websocket: false, authentication: ctx.authConfigured(), cors: false },
     }),
   );
 
