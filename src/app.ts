@@ -1,5 +1,8 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener) on given connections; never listens.
 import express, { type Express, type RequestHandler } from 'express';
+import { answerers } from './admin/aggregate';
+import { buildInfo } from './admin/info';
+import { adminRoutes } from './admin/routes';
 import { type Config, loadConfig } from './config';
 import { ApiError } from './errors';
 import { Auth } from './http/auth/access';
@@ -13,8 +16,6 @@ import { errorHandler } from './http/error-handler';
 import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
-import { answerers } from './observability/aggregate';
-import { buildInfo } from './observability/info';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { observeRedis } from './ops/run';
@@ -25,7 +26,6 @@ import { DurableWriter } from './redis/durable';
 import type { Fence } from './redis/failover-fence';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
-import { adminRoutes } from './routes/admin';
 import { familyRoutes } from './routes/families';
 
 export { OPENAPI_FILE };

@@ -1,5 +1,5 @@
 // The shape of an operation, and helpers to build the commands of our two Lua scripts.
-import { ApiError } from '../errors';
+import { ApiError, notFound } from '../errors';
 import type { RedisType, SizeCommand } from '../families';
 
 export type { RedisType, SizeCommand };
@@ -84,10 +84,6 @@ export function typedWrite(
 
 export type ReadReply = [unknown, number] | null;
 export type WriteReply = [number, unknown, number] | null;
-
-export function notFound(key: string): ApiError {
-  return new ApiError('not_found', `Key '${key}' does not exist`);
-}
 
 /** Values are limited in bytes, which JSON Schema cannot express. */
 export function checkValueSize(value: string, limits: Limits, what = 'value'): void {

@@ -4,10 +4,10 @@
 // the worker that got the admin request asks the others through the primary (peers.ts) and merges.
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Context } from '../http/context';
+import type { ClientRecord } from '../observability/clients';
+import { type StatsPart, type StatsSnapshot, summarize } from '../observability/summary';
 import type { Answerers, Topic } from '../peers';
-import { connectionPool } from '../redis/admin';
-import type { ClientRecord } from './clients';
-import { type StatsPart, type StatsSnapshot, summarize } from './summary';
+import { connectionPool } from './redis';
 
 type Pool = ReturnType<typeof connectionPool>;
 type Metric = MetricObjectWithValues<MetricValue<string>>;
