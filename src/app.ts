@@ -142,6 +142,7 @@ export function createApp(deps: AppDeps): Apps {
     // A reload re-reads the keys file and JWT key first: a broken one cancels the whole reload.
     onReload: [(next) => auth.reload(next)],
     authConfigured: () => authenticationConfigured(ctx.config),
+    // createReload needs the finished context (it replaces ctx.config); it exists before any request can call this.
     reload: () => reload(),
   };
   const reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
