@@ -30,9 +30,12 @@ describe.each(FAMILIES.map((f) => [f.name, f] as const))('the %s family', (name,
       oneOf: { $ref: string }[];
     };
 
-  test('when its batch names are read, then they are exactly the item types openapi.yaml lists', () => {
+  test('when its batch names are read, then they are exactly the item types and item schemas openapi.yaml lists', () => {
     expect([...Object.keys(family.batch)].sort()).toEqual([...operation().properties.type.enum].sort());
-    expect(operation().oneOf).toHaveLength(Object.keys(family.batch).length);
+    const itemType = ({ $ref }: { $ref: string }) =>
+      (schemas()[$ref.split('/').pop() as string] as { properties: { type: { const: string } } }).properties
+        .type.const;
+    expect(operation().oneOf.map(itemType).sort()).toEqual(Object.keys(family.batch).sort());
   });
 
   test('when a route works on one key, then its operation is also a batch item', () => {
