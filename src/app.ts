@@ -1,5 +1,8 @@
-// createApp(deps): the Express apps (data, and admin when it has its own listener); never listens.
+// createApp(deps): the Express apps (data, and admin when it has its own listener) on given connections; never listens.
 import express, { type Express, type RequestHandler } from 'express';
+import { answerers } from './admin/aggregate';
+import { buildInfo } from './admin/info';
+import { adminRoutes } from './admin/routes';
 import { type Config, loadConfig } from './config';
 import { ApiError } from './errors';
 import { Auth } from './http/auth/access';
@@ -13,25 +16,17 @@ import { errorHandler } from './http/error-handler';
 import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
-import { answerers } from './observability/aggregate';
-import { buildInfo } from './observability/info';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
-import { hashOps } from './ops/hashes';
 import { observeRedis } from './ops/run';
-import { setOps } from './ops/sets';
-import { stringOps } from './ops/strings';
 import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
-import { failoverFence } from './redis/failover-fence';
+import type { Fence } from './redis/failover-fence';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
-import { adminRoutes } from './routes/admin';
-import { hashRoutes } from './routes/hashes';
-import { setRoutes } from './routes/sets';
-import { stringRoutes } from './routes/strings';
+import { familyRoutes } from './routes/families';
 
 export { OPENAPI_FILE };
 
@@ -48,6 +43,8 @@ export interface AppDeps {
    * WAITs block it while a replica is away, and must not hold reads back.
    */
   writerRedis?: RedisClient;
+  /** Behind Sentinel: keeps writes out while a failover is under way (`failoverFence(writers, config)`). */
+  fence?: Fence;
   logger: Logger;
   /** The loaded contract (built with the same limits as `config`); loaded from openapi.yaml when not given. */
   contract?: Contract;
@@ -135,7 +132,7 @@ export function createApp(deps: AppDeps): Apps {
       keyspace,
       deadlineMs: config.redis.commandTimeoutMs,
       durable: durableWriter(deps),
-      fence: failoverFence(deps.writerRedis ? [deps.redis, deps.writerRedis] : [deps.redis], config),
+      fence: deps.fence,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,
@@ -145,17 +142,17 @@ export function createApp(deps: AppDeps): Apps {
     // A reload re-reads the keys file and JWT key first: a broken one cancels the whole reload.
     onReload: [(next) => auth.reload(next)],
     authConfigured: () => authenticationConfigured(ctx.config),
+    // createReload needs the finished context (it replaces ctx.config); it exists before any request can call this.
+    reload: () => reload(),
   };
-  ctx.reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
+  const reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   deps.peers?.answerWith(answerers(ctx));
   observeRedis(deps.redis, ctx.telemetry.redis);
 
   const guards = chain(rateLimits(ctx), auth.authenticate);
   const app = baseApp(ctx);
   const data = new Routes(ctx, app, guards);
-  stringRoutes(data, ctx, stringOps(config.limits));
-  hashRoutes(data, ctx, hashOps(config.limits));
-  setRoutes(data, ctx, setOps());
+  familyRoutes(data, ctx, config.limits);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
   const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;

@@ -59,6 +59,11 @@ export class ApiError extends Error {
 /** Seconds a client should wait before retrying while Redis is unreachable. */
 export const REDIS_RETRY_AFTER = 1;
 
+/** A missing key: every family's 404, and admin's memory record. */
+export function notFound(key: string): ApiError {
+  return new ApiError('not_found', `Key '${key}' does not exist`);
+}
+
 // ioredis reports a lost or slow connection with these plain errors (no class to test against).
 const CONNECTION_MESSAGES = [
   'Command timed out',

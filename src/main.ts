@@ -1,13 +1,12 @@
-// The process: config -> logger -> redis -> apps -> listen; signals; the only process.exit (and cluster.ts's).
+// The process: config -> logger -> service (redis, apps) -> listen; signals; the only process.exit (and cluster.ts's).
 import cluster from 'node:cluster';
-import { createApp } from './app';
 import { runPrimary } from './cluster';
 import { type Config, ConfigError, loadConfig } from './config';
-import { limiterConnection } from './http/rate-limit';
 import { listen } from './http/server';
 import { createLogger, flushLogs } from './observability/logger';
 import { joinPeers } from './peers';
-import { createRedis, redactUrl, redisMode, writerConnection } from './redis/client';
+import { redactUrl, redisMode } from './redis/client';
+import { createService } from './service';
 import { startupFailure } from './startup';
 
 /** Set once the configuration loaded, so that a failed start can name the setting to change. */
@@ -27,7 +26,9 @@ async function main(): Promise<void> {
   // With SVC_WORKERS > 1 this process only supervises; each worker runs the rest of main() itself.
   if (config.workers > 1 && cluster.isPrimary)
     return runPrimary(config.workers, logger, config.shutdownTimeoutMs);
-  const redis = createRedis(config);
+  // A worker's admin figures cover the other workers too; the link is idle outside of admin requests.
+  const service = createService(config, { logger, peers: cluster.isWorker ? joinPeers() : undefined });
+  const { redis } = service;
   // Each new cause is logged once (a wrong password would otherwise hide behind 503s); repeats of it at debug.
   let lastCause = '';
   redis.on('error', (err: Error) => {
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   });
   const target = redisMode(config) === 'standalone' ? redactUrl(config.redis.url) : redisMode(config);
   try {
-    await redis.connect();
+    await service.connect();
     logger.info('connected to redis', { redis: target });
   } catch (err) {
     logger.warn('redis is not reachable yet; answering 503 until it is', {
@@ -49,27 +50,10 @@ async function main(): Promise<void> {
       cause: (err as Error).message,
     });
   }
-
-  // A worker's admin figures cover the other workers too; the link is idle outside of admin requests.
-  const limiterRedis = limiterConnection(redis);
-  limiterRedis.on('error', () => {}); // the data connection logs the same causes
-  limiterRedis.connect().catch(() => {});
-  // Writes that wait for replicas go through a connection of their own (see redis/durable.ts).
-  const writerRedis = config.redis.waitReplicas > 0 ? writerConnection(redis) : undefined;
-  writerRedis?.on('error', () => {});
-  await writerRedis?.connect().catch(() => {});
-  const apps = createApp({
-    config,
-    redis,
-    limiterRedis,
-    writerRedis,
-    logger,
-    peers: cluster.isWorker ? joinPeers() : undefined,
-  });
-  const servers = [await listen(apps.data, apps.context, config.port, config.host)];
+  const servers = [await listen(service.data, service.context, config.port, config.host)];
   logger.info('listening', { host: config.host, port: config.port });
-  if (apps.admin) {
-    servers.push(await listen(apps.admin, apps.context, config.admin.port, config.admin.host));
+  if (service.admin) {
+    servers.push(await listen(service.admin, service.context, config.admin.port, config.admin.host));
     logger.info('admin listening', { host: config.admin.host, port: config.admin.port });
   }
 
@@ -79,8 +63,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
-    const connections = [redis, limiterRedis, ...(writerRedis ? [writerRedis] : [])];
-    await Promise.all(connections.map((r) => r.quit().catch(() => r.disconnect())));
+    await service.close();
     logger.info('stopped');
     process.exit(0);
   };
@@ -88,7 +71,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   // The reload logs what it applied, or (a warning) why it kept the running configuration.
   process.on('SIGHUP', () => {
-    apps.context.reload?.().catch(() => {});
+    service.context.reload().catch(() => {});
   });
 }
 

@@ -2,7 +2,7 @@
 //
 // Only admin requests (stats, metrics, clients, reload) use this; the data path never sends a message.
 // The primary is a relay: it passes the question to every other listening worker and hands their answers
-// back to the asker, who merges them with its own figures (observability/aggregate.ts).
+// back to the asker, who merges them with its own figures (admin/aggregate.ts).
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from './observability/logger';
 

@@ -34,7 +34,7 @@ export function createReload(ctx: Context, load: () => Config): () => Promise<st
     const other: string[] = [];
     try {
       next = load();
-      for (const hook of ctx.onReload ?? []) other.push(...((await hook(next)) ?? []));
+      for (const hook of ctx.onReload) other.push(...((await hook(next)) ?? []));
     } catch (err) {
       const problems = err instanceof ConfigError ? err.problems : [(err as Error).message];
       // A broken file is an operator's to fix, not a bug: a warning without a stack.

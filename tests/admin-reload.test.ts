@@ -89,7 +89,7 @@ test('when the new file is invalid, then 500 lists every problem and the running
 
 test('when an onReload hook is registered, then it gets the new config, and its failure cancels the reload', async () => {
   const seen: number[] = [];
-  t.context.onReload?.push((config) => {
+  t.context.onReload.push((config) => {
     seen.push(config.rateLimit.requests);
     if (config.rateLimit.requests === 13) throw new Error('keys file unreadable');
   });
@@ -105,6 +105,6 @@ test('when an onReload hook is registered, then it gets the new config, and its 
 
 test('when the reload runs without HTTP (as on SIGHUP), then it applies the same way', async () => {
   writeFileSync(file, 'SVC_RATE_LIMIT_REQUESTS: 5\n');
-  await expect(t.context.reload?.()).resolves.toContain('applied SVC_RATE_LIMIT_REQUESTS');
+  await expect(t.context.reload()).resolves.toContain('applied SVC_RATE_LIMIT_REQUESTS');
   expect(t.context.config.rateLimit.requests).toBe(5);
 });

@@ -75,11 +75,12 @@ describe('info', () => {
   });
 
   test('when the auth family reports credentials, then features.authentication is true', async () => {
+    const configured = t.context.authConfigured;
     t.context.authConfigured = () => true;
     try {
       expect((await api().get('/store/admin/info')).body.features.authentication).toBe(true);
     } finally {
-      t.context.authConfigured = undefined;
+      t.context.authConfigured = configured;
     }
   });
 });

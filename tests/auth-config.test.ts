@@ -229,7 +229,7 @@ describe('reloading credentials', () => {
 
   test('when SIGHUP-style reload (ctx.reload) runs, then it re-reads the file too', async () => {
     file('live.json', { keys: [first] });
-    await expect(t.context.reload?.()).resolves.toContain('API keys: 1 added (first), 1 removed (second)');
+    await expect(t.context.reload()).resolves.toContain('API keys: 1 added (first), 1 removed (second)');
     expect((await probe(t, bearer(first))).status).toBe(404);
     expect((await probe(t, bearer(second))).status).toBe(401);
   });

@@ -1,4 +1,5 @@
 // Every operation's answers, success and error alike, match what openapi.yaml documents for that status.
+import { FAMILIES } from '../src/families';
 import { type TestApp, testApp } from './support/app';
 import { sampleRequest } from './support/auth';
 import { responseProblems } from './support/schemas';
@@ -14,9 +15,8 @@ const operations = () => t.context.served.filter((op) => !op.path.startsWith('/s
 async function seed(): Promise<void> {
   for (const op of operations()) {
     const key = `${t.prefix}k-${op.id}`;
-    if (op.path.startsWith('/store/string/')) await t.raw.set(key, 'v');
-    if (op.path.startsWith('/store/hash/')) await t.raw.hset(key, 'f', 'v');
-    if (op.path.startsWith('/store/set/')) await t.raw.sadd(key, 'm', 'n');
+    const family = FAMILIES.find((f) => op.path.startsWith(`/store/${f.name}/`));
+    if (family) await t.raw.call(family.sample[0], key, ...family.sample.slice(1));
   }
 }
 

@@ -2,8 +2,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { publicConfig } from '../src/admin/info';
 import { type Config, loadConfig, settingValue } from '../src/config';
-import { publicConfig } from '../src/observability/info';
 import { SETTING_LIST, SETTINGS } from '../src/settings';
 import { withSettingsTable } from './support/settings-table';
 

@@ -33,12 +33,12 @@ export interface Context {
   /** The other workers when SVC_WORKERS > 1 (admin figures are merged over all of them); absent otherwise. */
   readonly peers?: Peers;
   /** Re-reads the configuration and applies what can change live; resolves to a message (see reload.ts). */
-  reload?: () => Promise<string>;
+  readonly reload: () => Promise<string>;
   /**
    * Run by a reload with the new configuration before it is applied; a hook that throws cancels the reload. A hook
    * may return what it changed beyond the settings themselves (the credentials in a keys file), to be reported.
    */
-  onReload?: Array<(config: Config) => undefined | string[] | Promise<undefined | string[]>>;
-  /** True when any credential is configured (set by the auth family; `info` reports it). */
-  authConfigured?: () => boolean;
+  readonly onReload: Array<(config: Config) => undefined | string[] | Promise<undefined | string[]>>;
+  /** True when any credential is configured (`info` reports it; a test may swap it). */
+  authConfigured: () => boolean;
 }

@@ -5,7 +5,6 @@ import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import type { Cluster } from 'ioredis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import { duplicate, type RedisClient } from '../redis/client';
 import type { Context } from './context';
 import { CoalescingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
@@ -27,21 +26,11 @@ const ADMIN_PATH = new RegExp(`^(${PREFIXES.join('|')})/admin(/|$)`);
 const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
 
 /**
- * How long a counter may take before the request goes ahead uncounted, and how long the limiter then leaves
- * Redis alone: without them a hung Redis would hold each request for a whole data-command timeout (and
- * rate-limit-redis's own calls retry once) before the data call even starts.
+ * How long the limiter then leaves Redis alone after a counter took longer than its connection's command timeout
+ * (LIMITER_COMMAND_TIMEOUT_MS, redis/client.ts): without it a hung Redis would hold each request for a whole
+ * timeout per counter call (rate-limit-redis's own calls retry once) before the data call even starts.
  */
-const STORE_TIMEOUT_MS = 250;
 const STORE_BACKOFF_MS = 1000;
-
-/**
- * The rate limiter's own connection: the data connection's settings with the limiter's command timeout. ioredis
- * runs one auto-pipeline at a time per connection, so on a hung Redis a counter sharing the data connection would
- * hold the data command back for a whole command timeout.
- */
-export function limiterConnection(redis: RedisClient): RedisClient {
-  return duplicate(redis, { commandTimeout: STORE_TIMEOUT_MS });
-}
 
 /**
  * Fails fast for STORE_BACKOFF_MS after Redis did not answer the limiter (a Redis error reply does not count): a
@@ -62,7 +51,7 @@ function backoff() {
 type Guard = ReturnType<typeof backoff>;
 
 /**
- * rate-limit-redis sends raw commands, on the limiter's own connection (ctx.limiterRedis, see limiterConnection).
+ * rate-limit-redis sends raw commands, on the limiter's own connection (ctx.limiterRedis, see limiterConnection in redis/client.ts).
  * On a Cluster the store's scripts must be loaded on every master.
  */
 function sendCommand(ctx: Context, guard: Guard) {

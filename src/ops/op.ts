@@ -1,5 +1,8 @@
 // The shape of an operation, and helpers to build the commands of our two Lua scripts.
-import { ApiError } from '../errors';
+import { ApiError, notFound } from '../errors';
+import type { RedisType, SizeCommand } from '../families';
+
+export type { RedisType, SizeCommand };
 
 /** A Redis call: an ioredis method (a plain command or one of our scripts), its user keys, the rest. */
 export interface Command {
@@ -25,8 +28,6 @@ export interface Op {
   result(replies: unknown[]): Outcome;
 }
 
-export type RedisType = 'string' | 'hash' | 'set';
-
 export interface Limits {
   readonly maxValueBytes: number;
 }
@@ -46,7 +47,7 @@ export interface WriteOptions {
   condition?: '' | 'absent' | 'present';
   replace?: boolean;
   ttl?: number;
-  count?: '' | 'HLEN' | 'SCARD';
+  count?: '' | SizeCommand;
   stride?: 0 | 1 | 2;
 }
 
@@ -60,7 +61,7 @@ export interface CollectionWrite {
 /** The write options of a hash or set POST; `count` and `stride` name the type's size and variadic commands. */
 export function collectionWrite(
   { ifAbsent, mode = 'merge', ttl }: CollectionWrite,
-  count: 'HLEN' | 'SCARD',
+  count: SizeCommand,
   stride: 1 | 2,
 ): WriteOptions {
   return { condition: ifAbsent ? 'absent' : '', replace: mode === 'replace', ttl, count, stride };
@@ -83,10 +84,6 @@ export function typedWrite(
 
 export type ReadReply = [unknown, number] | null;
 export type WriteReply = [number, unknown, number] | null;
-
-export function notFound(key: string): ApiError {
-  return new ApiError('not_found', `Key '${key}' does not exist`);
-}
 
 /** Values are limited in bytes, which JSON Schema cannot express. */
 export function checkValueSize(value: string, limits: Limits, what = 'value'): void {

@@ -1,4 +1,4 @@
-// Creates the one ioredis client (standalone, Sentinel or Cluster) with explicit options and our Lua scripts.
+// Creates the ioredis clients (standalone, Sentinel or Cluster) with explicit options and our Lua scripts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
@@ -119,6 +119,21 @@ export function duplicate(redis: RedisClient, options: RedisOptions): RedisClien
   const own = { ...options, reconnectOnError: reconnectOnReadonly() };
   if (!(redis instanceof Cluster)) return redis.duplicate(own) as RedisClient;
   return redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, ...own } }) as RedisClient;
+}
+
+/**
+ * How long a rate-limit counter may take before the request goes ahead uncounted: without it a hung Redis would
+ * hold each request for a whole data-command timeout before the data call even starts.
+ */
+export const LIMITER_COMMAND_TIMEOUT_MS = 250;
+
+/**
+ * The rate limiter's own connection: the data connection's settings with the limiter's command timeout. ioredis
+ * runs one auto-pipeline at a time per connection, so on a hung Redis a counter sharing the data connection would
+ * hold the data command back for a whole command timeout.
+ */
+export function limiterConnection(redis: RedisClient): RedisClient {
+  return duplicate(redis, { commandTimeout: LIMITER_COMMAND_TIMEOUT_MS });
 }
 
 /** The Redis URL with any password replaced, for logs and the info endpoint. */

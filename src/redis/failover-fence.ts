@@ -9,6 +9,8 @@ const MAX_FENCE_MS = 15_000;
 export interface Fence {
   /** True while a failover is under way: a write now could land on a master that is being replaced. */
   readonly closed: boolean;
+  /** Stops listening to the Sentinels (the service's close). */
+  stop(): void;
 }
 
 type Stream = { remoteAddress?: string; remotePort?: number };
@@ -79,13 +81,15 @@ export function failoverFence(writers: RedisClient[], config: Config): Fence | u
     });
     return sub;
   });
-  connections[0]?.once('end', () => {
+  const stop = () => {
     clearTimeout(timer);
     for (const sub of subscribers) sub.disconnect();
-  });
+  };
+  connections[0]?.once('end', stop);
   return {
     get closed() {
       return closed;
     },
+    stop,
   };
 }

@@ -1,24 +1,20 @@
 // The batch endpoint of a family: validate every item, build its operation, run all in one atomic script call.
 import { ApiError, toApiError } from '../errors';
+import type { BatchItem } from '../families/family';
 import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import type { Op } from '../ops/op';
 import { runBatch } from '../ops/run';
 
-export interface BatchItem {
-  type: string;
-  [field: string]: unknown;
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: each factory takes the validated item of its own type
-export type OpFactories = Record<string, (item: any) => Op>;
+/** Public batch item type -> the operation it runs (the family's `batch` map, see families/family.ts). */
+export type BatchItems = ReadonlyMap<string, (item: BatchItem) => Op>;
 
 /** Builds every item's operation before anything runs; an item that can't be built fails the request. */
-function build(items: BatchItem[], factories: OpFactories): Op[] {
+function build(items: BatchItem[], factories: BatchItems): Op[] {
   return items.map((item, index) => {
     try {
-      const factory = factories[item.type];
+      const factory = factories.get(item.type);
       if (!factory) throw new ApiError('invalid_request', `unknown type '${item.type}'`);
       return factory(item);
     } catch (err) {
@@ -29,7 +25,7 @@ function build(items: BatchItem[], factories: OpFactories): Op[] {
 }
 
 /** Registers POST {path}: results in request order, a run-time failure fails its item only. */
-export function batchRoute(routes: Routes, ctx: Context, path: string, factories: OpFactories): void {
+export function batchRoute(routes: Routes, ctx: Context, path: string, factories: BatchItems): void {
   routes.custom(
     'post',
     path,

@@ -1,7 +1,7 @@
 // Per-test-file Redis key prefixes, and the cleanup that removes every key under one.
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { flush } from '../../src/redis/admin';
+import { flush } from '../../src/admin/redis';
 import type { RedisClient } from '../../src/redis/client';
 import { createKeyspace } from '../../src/redis/keys';
 

@@ -7,7 +7,7 @@ import type { Permission } from '../contract';
 import { credentialChanges } from './changes';
 import { type Credentials, loadCredentials } from './credentials';
 import { identify } from './identify';
-import type { Principal } from './keys-file';
+import type { Principal } from './principal';
 
 const SCHEME_NAMES: Record<Principal['scheme'], string> = {
   api_key: 'API key',

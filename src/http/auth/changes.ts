@@ -2,7 +2,7 @@
 import { KeyObject } from 'node:crypto';
 import type { Credentials } from './credentials';
 import type { JwtKey } from './jwt';
-import type { Principal } from './keys-file';
+import type { Principal } from './principal';
 
 /** At most this many ids are named per kind of change; the count covers the rest. */
 const NAMED = 5;

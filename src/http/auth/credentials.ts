@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError } from '../../config';
 import { type JwtKey, loadJwtKey } from './jwt';
-import { type KeyEntry, type Principal, parseKeysFile, type UserEntry } from './keys-file';
+import { type KeyEntry, parseKeysFile, type UserEntry } from './keys-file';
+import type { Principal } from './principal';
 
 export interface Credentials {
   /** False when no credential setting is set: protected mode (or open, with SVC_PROTECTED_MODE=false). */

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { ApiError } from '../../errors';
 import type { Credentials } from './credentials';
 import { looksLikeJwt, verifyJwt } from './jwt';
-import type { Principal } from './keys-file';
+import type { Principal } from './principal';
 import { DECOY_HASH, findByDigest, passwordMatches, sha256 } from './secrets';
 
 /** The caller when no credential is configured (open, or a loopback client in protected mode). */

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { errors, jwtVerify } from 'jose';
 import type { Config } from '../../config';
 import type { Permission } from '../contract';
-import type { Principal } from './keys-file';
+import type { Principal } from './principal';
 
 export interface JwtKey {
   readonly key: KeyObject | Uint8Array;

@@ -1,15 +1,8 @@
 // The keys file (SVC_API_KEYS_FILE) and its inline twin (SVC_API_KEYS): JSON schema, validation, entries.
 import Ajv, { type ErrorObject } from 'ajv';
 import type { Permission } from '../contract';
+import type { Principal } from './principal';
 import { PASSWORD_SCRYPT_PATTERN, type PasswordHash, parsePasswordHash, sha256 } from './secrets';
-
-/** Who a request acts as: an id, its permissions and, for a tenant, the prefix every key must start with. */
-export interface Principal {
-  readonly id: string;
-  readonly scheme: 'api_key' | 'jwt' | 'basic' | 'none';
-  readonly permissions: readonly Permission[];
-  readonly prefix?: string;
-}
 
 export interface KeyEntry {
   readonly digest: Buffer;

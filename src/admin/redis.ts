@@ -1,8 +1,8 @@
 // Redis-side work of the admin endpoints: PING and INFO memory, one key's memory record, flush, connections.
 import { Cluster, type Redis } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
-import type { RedisClient } from './client';
-import type { Keyspace } from './keys';
+import type { RedisClient } from '../redis/client';
+import type { Keyspace } from '../redis/keys';
 
 export interface MemoryFigures {
   used: number;

@@ -4,10 +4,10 @@
 // the worker that got the admin request asks the others through the primary (peers.ts) and merges.
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Context } from '../http/context';
+import type { ClientRecord } from '../observability/clients';
+import { type StatsPart, type StatsSnapshot, summarize } from '../observability/summary';
 import type { Answerers, Topic } from '../peers';
-import { connectionPool } from '../redis/admin';
-import type { ClientRecord } from './clients';
-import { type StatsPart, type StatsSnapshot, summarize } from './summary';
+import { connectionPool } from './redis';
 
 type Pool = ReturnType<typeof connectionPool>;
 type Metric = MetricObjectWithValues<MetricValue<string>>;
@@ -18,7 +18,7 @@ export function answerers(ctx: Context): Answerers {
     stats: async () => ({ part: ctx.telemetry.stats.part(), pool: connectionPool(ctx.redis) }),
     metrics: () => ctx.telemetry.metrics.registry.getMetricsAsJSON(),
     clients: async () => ctx.telemetry.clients.list(),
-    reload: () => (ctx.reload as () => Promise<string>)(),
+    reload: () => ctx.reload(),
   };
 }
 
@@ -84,7 +84,7 @@ export async function instanceClients(ctx: Context): Promise<ClientRecord[]> {
  * same files and normally say the same; one that failed is named in the message.
  */
 export async function reloadEveryWorker(ctx: Context): Promise<string> {
-  const message = await (ctx.reload as () => Promise<string>)();
+  const message = await ctx.reload();
   const failed = ((await ctx.peers?.ask('reload')) ?? []).flatMap((a) => (a.ok ? [] : [a.error]));
   if (failed.length === 0) return message;
   return `${message}; ${failed.length} other worker(s) did not reload: ${failed.join('; ')}`;

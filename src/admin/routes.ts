@@ -1,20 +1,14 @@
 // Admin routes: /store/admin/... ping, health, info, clients, key memory, stats, flush, reload, metrics.
 import type { Request, Response } from 'express';
-import { ApiError, REDIS_RETRY_AFTER } from '../errors';
+import { ApiError, notFound, REDIS_RETRY_AFTER } from '../errors';
 import type { Context } from '../http/context';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
-import {
-  instanceClients,
-  instanceMetrics,
-  instanceStats,
-  reloadEveryWorker,
-} from '../observability/aggregate';
-import { buildInfo, publicConfig } from '../observability/info';
-import { notFound } from '../ops/op';
-import { flush, keyRecord, probe } from '../redis/admin';
 import { redisMode } from '../redis/client';
+import { instanceClients, instanceMetrics, instanceStats, reloadEveryWorker } from './aggregate';
+import { buildInfo, publicConfig } from './info';
+import { flush, keyRecord, probe } from './redis';
 
 type Handler = (input: RequestInput, res: Response, req: Request) => Promise<void> | void;
 
@@ -52,11 +46,11 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
       version,
       build_date: buildDate,
       config: publicConfig(ctx.config),
-      features: { websocket: false, authentication: ctx.authConfigured?.() ?? false, cors: false },
+      features: { websocket: false, authentication: ctx.authConfigured(), cors: false },
     }),
   );
 
-  // Clients, stats and metrics cover every worker of this instance (observability/aggregate.ts).
+  // Clients, stats and metrics cover every worker of this instance (aggregate.ts).
   admin('get', '/store/admin/clients', async (_input, res) => {
     const clients = await instanceClients(ctx);
     sendJson(res, 200, { clients, total_clients: clients.length });

@@ -1,0 +1,98 @@
+// What declares a data family: its Redis type, size command, operations, their public batch names and its routes.
+import type { Method, RequestInput } from '../http/contract';
+import type { Limits, Op } from '../ops/op';
+
+/** A family's operations by name, each building an `Op` from its input (see ops/). */
+// biome-ignore lint/suspicious/noExplicitAny: each operation takes an input of its own; checked where declared
+export type OpTable = Record<string, (input: any) => Op>;
+
+/** A route of a family: METHOD /store/<family><path> runs `op` on what `input` takes from the request. */
+export type FamilyRoute<Ops extends OpTable> = {
+  [Name in keyof Ops & string]: {
+    readonly method: Method;
+    /** Relative to `/store/<family>`: '/{key}', '/{key}/ttl', '/union'. */
+    readonly path: string;
+    readonly op: Name;
+    readonly input: (input: RequestInput) => Parameters<Ops[Name]>[0];
+  };
+}[keyof Ops & string];
+
+/** How a family is written down: typed, so that a batch name or route naming no operation does not compile. */
+export interface FamilyDeclaration<Ops extends OpTable, Name, Type, Size> {
+  /** The path segment: /store/<name>/... */
+  readonly name: Name;
+  /** What Redis's TYPE answers for a key of this family. */
+  readonly redisType: Type;
+  /** The command that counts a key's elements (a write answers the new total with it); null when none. */
+  readonly sizeCommand: Size;
+  /** A command and arguments (after the key) that create a sample key of this family, for tests. */
+  readonly sample: readonly [string, ...string[]];
+  readonly ops: (limits: Limits) => Ops;
+  /**
+   * Public batch item type -> operation. This map is the public API: renaming an operation does not change it.
+   * It offers every single-key operation of the family (tests/families.test.ts checks it against the routes).
+   */
+  readonly batch: Readonly<Record<string, keyof Ops & string>>;
+  /** In registration order: reserved segments (`/union`) before `/{key}`. The batch route comes first. */
+  readonly routes: readonly FamilyRoute<Ops>[];
+}
+
+/** A route bound to its operations: what http/routes.ts registers. */
+export interface BoundRoute {
+  readonly method: Method;
+  /** The whole template: /store/<family>/{key}/ttl. */
+  readonly path: string;
+  /** The operation's name in the family's table (tests check batches against it). */
+  readonly op: string;
+  build(input: RequestInput): Op;
+}
+
+/** A batch item after validation: its public `type` and the fields of that operation's input. */
+export interface BatchItem {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A family with its types erased, so that the list of families can be walked without knowing each one. */
+export interface Family<Name extends string = string, Type extends string = string, Size = string | null> {
+  readonly name: Name;
+  readonly redisType: Type;
+  readonly sizeCommand: Size;
+  readonly sample: readonly [string, ...string[]];
+  /** `/store/<name>/batch` */
+  readonly batchPath: string;
+  /** Public batch item type -> operation name, in declaration order. */
+  readonly batch: Readonly<Record<string, string>>;
+  /** The routes and batch items, with operations built for these limits. */
+  bind(limits: Limits): { routes: BoundRoute[]; batch: ReadonlyMap<string, (item: BatchItem) => Op> };
+}
+
+export function defineFamily<
+  Ops extends OpTable,
+  const Name extends string,
+  const Type extends string,
+  const Size extends string | null,
+>(declaration: FamilyDeclaration<Ops, Name, Type, Size>): Family<Name, Type, Size> {
+  const { name, redisType, sizeCommand, sample, batch } = declaration;
+  return {
+    name,
+    redisType,
+    sizeCommand,
+    sample,
+    batchPath: `/store/${name}/batch`,
+    batch,
+    bind(limits) {
+      const ops = declaration.ops(limits);
+      const run = (op: string) => ops[op] as (input: unknown) => Op;
+      const routes = declaration.routes.map((r) => ({
+        method: r.method,
+        path: `/store/${name}${r.path}`,
+        op: r.op,
+        build: (input: RequestInput) => run(r.op)(r.input(input)),
+      }));
+      // An item's `type` is the public name; the operation ignores it like any field it does not read.
+      const items = new Map(Object.entries(batch).map(([type, op]) => [type, run(op)]));
+      return { routes, batch: items };
+    },
+  };
+}

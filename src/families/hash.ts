@@ -1,0 +1,52 @@
+// The hash family: /store/hash/..., Redis hashes.
+import type { RequestInput } from '../http/contract';
+import { type HashSetInput, hashOps } from '../ops/hashes';
+import { defineFamily, type Family } from './family';
+import { ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+
+const pathField = (input: RequestInput) => ({ ...pathKey(input), field: input.params.field as string });
+
+// Annotated, so that the type unions derived from the list of families never wait on the ops' inferred types.
+export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
+  name: 'hash',
+  redisType: 'hash',
+  sizeCommand: 'HLEN',
+  sample: ['HSET', 'f', 'v'],
+  ops: hashOps,
+  batch: {
+    set: 'set',
+    get: 'get',
+    setField: 'setField',
+    getField: 'getField',
+    deleteField: 'deleteField',
+    keys: 'keys',
+    values: 'values',
+    ...KEY_BATCH,
+  },
+  routes: [
+    { method: 'get', path: '/{key}', op: 'get', input: pathKey },
+    {
+      method: 'post',
+      path: '/{key}',
+      op: 'set',
+      input: (i) => ({ ...(i.body as Omit<HashSetInput, 'key'>), ...pathKey(i), ifAbsent: ifAbsent(i) }),
+    },
+    { method: 'get', path: '/{key}/field/{field}', op: 'getField', input: pathField },
+    {
+      method: 'post',
+      path: '/{key}/field/{field}',
+      op: 'setField',
+      input: (i) => ({ ...pathField(i), value: i.body.value as string, ifAbsent: ifAbsent(i) }),
+    },
+    {
+      method: 'delete',
+      path: '/{key}/field/{field}',
+      op: 'deleteField',
+      input: (i) => ({ ...pathField(i), ifPresent: ifPresent(i) }),
+    },
+    { method: 'get', path: '/{key}/keys', op: 'keys', input: pathKey },
+    { method: 'get', path: '/{key}/values', op: 'values', input: pathKey },
+    { method: 'get', path: '/{key}/exists', op: 'exists', input: pathKey },
+    ...KEY_ROUTES,
+  ],
+});

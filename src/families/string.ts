@@ -1,0 +1,26 @@
+// The string family: /store/string/..., Redis strings.
+import type { StringSetInput } from '../ops/strings';
+import { stringOps } from '../ops/strings';
+import { defineFamily, type Family } from './family';
+import { ifAbsent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+
+// Annotated, so that the type unions derived from the list of families never wait on the ops' inferred types.
+export const strings: Family<'string', 'string', null> = defineFamily({
+  name: 'string',
+  redisType: 'string',
+  sizeCommand: null,
+  sample: ['SET', 'v'],
+  ops: stringOps,
+  batch: { set: 'set', get: 'get', ...KEY_BATCH },
+  routes: [
+    { method: 'get', path: '/{key}', op: 'get', input: pathKey },
+    {
+      method: 'post',
+      path: '/{key}',
+      op: 'set',
+      input: (i) => ({ ...(i.body as Omit<StringSetInput, 'key'>), ...pathKey(i), ifAbsent: ifAbsent(i) }),
+    },
+    { method: 'get', path: '/{key}/exists', op: 'exists', input: pathKey },
+    ...KEY_ROUTES,
+  ],
+});
