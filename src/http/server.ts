@@ -63,19 +63,24 @@ export function listen(app: Express, ctx: Context, port: number, host: string): 
   server.on('clientError', answerClientError(ctx));
 
   let closing = false;
-  const inFlight = new Set<ServerResponse>();
-  // Registered before the app: during a close, each response learns it is the connection's last in time.
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-    if (closing) res.setHeader('Connection', 'close');
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+  // Tracked per connection, not per request (a listener on every response cost a GET several µs of CPU): at a close,
+  // the response a connection is busy with is Node's `_httpMessage` of its socket.
+  const sockets = new Set<Socket & { _httpMessage?: ServerResponse }>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
   });
-  server.on('request', app);
+  // One listener: during a close, each response learns in time that it is its connection's last.
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    app(req, res);
+  });
 
   const close = (timeoutMs: number) =>
     new Promise<void>((resolve) => {
       closing = true;
-      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      for (const { _httpMessage: res } of sockets)
+        if (res && !res.headersSent) res.setHeader('Connection', 'close');
       const sweep = setInterval(() => server.closeIdleConnections(), IDLE_GRACE_MS);
       const hard = setTimeout(() => server.closeAllConnections(), timeoutMs);
       // server.close() would also destroy every idle connection at once (Node 19+): see IDLE_GRACE_MS.
