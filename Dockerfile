@@ -2,7 +2,7 @@
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --loglevel=error
+RUN npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 COPY . .
 RUN npm run build
 
@@ -10,7 +10,7 @@ FROM node:20-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY openapi.yaml ./
 USER node

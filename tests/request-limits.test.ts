@@ -154,6 +154,32 @@ describe('body size', () => {
     expect(statusOf(text)).toBe(404);
     expect(text).toMatch(/\r\nConnection: close\r\n/i);
   });
+
+  test('when an error answers a request without a body, then its keep-alive connection stays open', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status: number; connection?: string; reused: boolean }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/store/nothing-here', agent }, (res) => {
+          res.resume();
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              connection: res.headers.connection,
+              reused: req.reusedSocket,
+            }),
+          );
+        });
+        req.on('error', reject);
+      });
+    try {
+      const first = await get();
+      const second = await get();
+      expect([first.status, first.connection]).toEqual([404, 'keep-alive']);
+      expect([second.status, second.reused]).toEqual([404, true]);
+    } finally {
+      agent.destroy();
+    }
+  });
 });
 
 describe('bounded memory', () => {

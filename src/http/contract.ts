@@ -218,7 +218,10 @@ function checkTagFromMapping(schema: Json): void {
     | undefined;
   if (!discriminator?.mapping) return;
   const tags = Object.keys(discriminator.mapping);
-  schema.properties = { [discriminator.propertyName]: { type: 'string', enum: tags } };
+  schema.properties = {
+    ...(schema.properties as Json | undefined),
+    [discriminator.propertyName]: { type: 'string', enum: tags },
+  };
   delete discriminator.mapping;
 }
 

@@ -7,8 +7,12 @@ import { sendJson } from './send';
 export function sendError(res: Response, err: ApiError, withDetails: boolean): void {
   res.locals.errorType = err.type;
   // A body not read to its end (refused before or while reading it) would otherwise be read and discarded by
-  // Node to keep the connection: closing it bounds what a refused upload costs.
-  if (!res.req.complete) res.setHeader('Connection', 'close');
+  // Node to keep the connection: closing it bounds what a refused upload costs. A request without a body keeps
+  // its connection (Node marks it complete only after the handler, so `complete` alone would close every one).
+  const { req } = res;
+  const bodyComing =
+    Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (bodyComing && !req.complete) res.setHeader('Connection', 'close');
   if (err.headers) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
   sendJson(res, err.status, errorBody(err, res.locals.requestId, withDetails));

@@ -6,9 +6,9 @@ import { answerClientError } from './client-errors';
 import type { Context } from './context';
 
 /**
- * After a graceful close starts, a connection with no request in flight is closed once it has stayed so this long:
- * closing it at once would reset a request the client had already sent on it, and any request that arrives
- * meanwhile is answered with Connection: close.
+ * After a graceful close starts, connections with no request in flight are closed every this many ms, not at once:
+ * closing them at once would reset requests clients had already sent on them, and a request that arrives meanwhile
+ * is answered with Connection: close. (A connection that went idle just before a sweep is closed by that sweep.)
  */
 export const IDLE_GRACE_MS = 1_000;
 
@@ -26,7 +26,7 @@ function capPerAddress(server: Server, max: number, ctx: Context): void {
   if (max === 0) return;
   const open = new Map<string, number>();
   const warned = new Set<string>();
-  // Before Node's own listener, so that a refused socket never reaches the HTTP parser.
+  // Before Node's own listener, so that a refused socket is destroyed before the HTTP parser reads from it.
   server.prependListener('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
     const count = open.get(address) ?? 0;

@@ -141,6 +141,9 @@ export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    // ioredis also takes credentials from the query (?password=...).
+    for (const name of ['password', 'username'])
+      if (u.searchParams.has(name)) u.searchParams.set(name, '***');
     return u.toString();
   } catch {
     return 'redis://***';
