@@ -185,7 +185,7 @@ export interface BatchOutcome {
   readonly atomic: boolean;
 }
 
-/** How typed-batch-n names our two scripts. */
+/** How typed-batch-n names our three scripts. */
 const BATCHED: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
 
 /** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
