@@ -12,7 +12,7 @@ const MEMBERS = 10_000;
 const BATCH_SIZE = 100;
 
 export interface Scenario {
-  id: 'get' | 'post' | 'hash' | 'member' | 'batch';
+  id: 'get' | 'post' | 'hash' | 'member' | 'incr' | 'batch';
   title: string;
   /** Redis operations one request carries (a batch of 100 sets is 100). */
   opsPerRequest: number;
@@ -77,6 +77,13 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
     title: 'POST set member',
     opsPerRequest: 1,
     request: { method: 'POST', path: `/store/set/${SET_KEY}/member/m0`, setupRequest: memberPath() },
+  },
+  {
+    // Every request increments the same key: the hot counter (page views, a rate window) is the case to measure.
+    id: 'incr',
+    title: 'POST string incr',
+    opsPerRequest: 1,
+    request: { method: 'POST', path: '/store/string/bench:counter/incr', headers: json, body: '{"by":1}' },
   },
   {
     id: 'batch',

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  not_a_number: 422,
   headers_too_large: 431,
   rate_limit_exceeded: 429,
   server_error: 500,

@@ -65,3 +65,19 @@ test('a listed key of another type on another slot is 409 wrong_type', async () 
   expect(res.status).toBe(409);
   expect(res.body.message).toContain("'a-list' holds a list");
 });
+
+test('counters count on every node, and an incr batch over several slots answers atomic: false', async () => {
+  const big = '9007199254740992';
+  await raw.set(key('c-big'), big);
+  expect((await api().post('/store/string/c-big/incr').send({ by: 1 })).body.value_string).toBe(
+    '9007199254740993',
+  );
+  const res = await api()
+    .post('/store/string/batch')
+    .send({ operations: ['a', 'b', 'c', 'a'].map((k) => ({ type: 'incr', key: `n-${k}`, ttl: 100 })) });
+  expect(res.body.atomic).toBe(false);
+  expect(res.body.results.map((r: { value: number }) => r.value)).toEqual([1, 1, 1, 2]);
+  expect(await raw.ttl(key('n-a'))).toBe(100);
+  const field = await api().post('/store/hash/h/field/n/incr').send({ by: 2.5 });
+  expect([field.status, field.body.value]).toEqual([201, 2.5]);
+});

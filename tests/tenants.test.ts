@@ -30,6 +30,14 @@ describe('a path key', () => {
     expect(await t.raw.exists(raw('tenant-b:greeting'))).toBe(0);
   });
 
+  test('when a counter is outside the prefix, then 403 and nothing is counted', async () => {
+    const inside = await as(request(t.data).post('/store/string/tenant-a:views/incr'));
+    expect([inside.status, inside.body.value]).toEqual([201, 1]);
+    const outside = await as(request(t.data).post('/store/hash/tenant-b:views/field/home/incr'));
+    expect(outside.status).toBe(403);
+    expect(await t.raw.exists(raw('tenant-b:views'))).toBe(0);
+  });
+
   test('when it reads outside the prefix, then 403 too (even for a missing key)', async () => {
     expect((await as(request(t.data).get('/store/string/other/exists'))).status).toBe(403);
   });

@@ -1,5 +1,6 @@
 // The hash family: /store/hash/..., Redis hashes.
 import type { RequestInput } from '../http/contract';
+import type { IncrInput } from '../ops/counters';
 import { type HashSetInput, hashOps } from '../ops/hashes';
 import { defineFamily, type Family } from './family';
 import { ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
@@ -19,6 +20,7 @@ export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
     setField: 'setField',
     getField: 'getField',
     deleteField: 'deleteField',
+    incr: 'incrField',
     keys: 'keys',
     values: 'values',
     ...KEY_BATCH,
@@ -43,6 +45,12 @@ export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
       path: '/{key}/field/{field}',
       op: 'deleteField',
       input: (i) => ({ ...pathField(i), ifPresent: ifPresent(i) }),
+    },
+    {
+      method: 'post',
+      path: '/{key}/field/{field}/incr',
+      op: 'incrField',
+      input: (i) => ({ ...(i.body as Omit<IncrInput, 'key'>), ...pathField(i) }),
     },
     { method: 'get', path: '/{key}/keys', op: 'keys', input: pathKey },
     { method: 'get', path: '/{key}/values', op: 'values', input: pathKey },

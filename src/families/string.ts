@@ -1,4 +1,5 @@
 // The string family: /store/string/..., Redis strings.
+import type { IncrInput } from '../ops/counters';
 import type { StringSetInput } from '../ops/strings';
 import { stringOps } from '../ops/strings';
 import { defineFamily, type Family } from './family';
@@ -11,7 +12,7 @@ export const strings: Family<'string', 'string', null> = defineFamily({
   sizeCommand: null,
   sample: ['SET', 'v'],
   ops: stringOps,
-  batch: { set: 'set', get: 'get', ...KEY_BATCH },
+  batch: { set: 'set', get: 'get', incr: 'incr', ...KEY_BATCH },
   routes: [
     { method: 'get', path: '/{key}', op: 'get', input: pathKey },
     {
@@ -19,6 +20,12 @@ export const strings: Family<'string', 'string', null> = defineFamily({
       path: '/{key}',
       op: 'set',
       input: (i) => ({ ...(i.body as Omit<StringSetInput, 'key'>), ...pathKey(i), ifAbsent: ifAbsent(i) }),
+    },
+    {
+      method: 'post',
+      path: '/{key}/incr',
+      op: 'incr',
+      input: (i) => ({ ...(i.body as Omit<IncrInput, 'key'>), ...pathKey(i) }),
     },
     { method: 'get', path: '/{key}/exists', op: 'exists', input: pathKey },
     ...KEY_ROUTES,

@@ -1,5 +1,6 @@
 // Hash operations: each says which commands it sends and what their replies mean.
 import { ApiError } from '../errors';
+import { type IncrInput, incrOp } from './counters';
 import { type KeyInput, keyOps } from './keys';
 import {
   type CollectionWrite,
@@ -25,6 +26,9 @@ export interface FieldSetInput extends FieldInput {
   value: string;
   /** `If-None-Match: *`: write only when the field does not exist yet. */
   ifAbsent?: boolean;
+}
+export interface FieldIncrInput extends IncrInput {
+  field: string;
 }
 export interface FieldDeleteInput extends FieldInput {
   /** `If-Match: *`: the field must exist (404 field_not_found otherwise). */
@@ -99,6 +103,8 @@ export function hashOps(limits: Limits) {
       const answer = (isNew: boolean) => created(isNew, { success: true, field, value });
       return elementOp('hash', key, ifAbsent && exists, answer, ifAbsent ? 'HSETNX' : 'HSET', field, value);
     },
+    /** A missing field counts from 0 (201); `ttl` applies only when this call creates the whole hash. */
+    incrField: (input: FieldIncrInput) => incrOp('hash', input, { field: input.field }, input.field),
     deleteField: ({ key, field, ifPresent }: FieldDeleteInput) =>
       elementOp(
         'hash',

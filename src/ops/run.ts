@@ -52,7 +52,21 @@ function replyError(err: Error, command: Command): ApiError {
   }
   if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
   if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
+  if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
   return toApiError(err);
+}
+
+/** INCRBY and co. refused: the stored value is not a number of the kind asked for, or the result is out of range. */
+function notANumber(message: string, command: Command): ApiError {
+  const [type, , cmd, field] = command.args;
+  const key = command.keys[0];
+  const where = type === 'hash' ? `Field '${String(field).slice(0, 100)}' of hash '${key}'` : `Key '${key}'`;
+  const cause = /overflow|NaN|Infinity/.test(message)
+    ? 'the result would be out of range (a 64-bit integer, or a finite number)'
+    : /integer/.test(message)
+      ? `it does not hold an integer (${cmd} needs one; a fractional 'by' increments any number)`
+      : 'it does not hold a number';
+  return new ApiError('not_a_number', `${where} cannot be incremented: ${cause}`);
 }
 
 function argv(keyspace: Keyspace, c: Command): (string | number)[] {
@@ -171,8 +185,8 @@ export interface BatchOutcome {
   readonly atomic: boolean;
 }
 
-/** How typed-batch-n names our two scripts. */
-const BATCHED: Record<string, 'r' | 'w'> = { typedRead: 'r', typedWrite: 'w' };
+/** How typed-batch-n names our three scripts. */
+const BATCHED: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
 
 /** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
 function slotOf(store: Store, c: Command): number {
@@ -193,7 +207,7 @@ async function exec(store: Store, slot: number, commands: Command[]): Promise<Re
   for (const c of commands) {
     const kind = BATCHED[c.name];
     if (!kind || c.keys.length !== 1) throw new Error(`${c.name} on ${c.keys.length} keys cannot be batched`);
-    writes ||= kind === 'w';
+    writes ||= kind !== 'r';
     keys.push(store.keyspace.user(c.keys[0] as string));
     const op: string[] = [kind];
     for (const arg of c.args) op.push(String(arg).toWellFormed());

@@ -1,4 +1,5 @@
 // String operations: each says which commands it sends and what their replies mean.
+import { type IncrInput, incrOp } from './counters';
 import { type KeyInput, keyOps } from './keys';
 import { checkValueSize, created, type Limits, ok, present, readOp, writeOp } from './op';
 
@@ -34,6 +35,8 @@ export function stringOps(limits: Limits) {
         value,
       );
     },
+    /** A missing key counts from 0; `ttl` applies only when this call creates the key. */
+    incr: (input: IncrInput) => incrOp('string', input, { key: input.key }),
   };
 }
 

@@ -12,7 +12,8 @@ export type Reply = [Error | null, unknown];
 export interface ScriptCommands {
   typedRead(key: string, ...argv: (string | number)[]): Promise<[unknown, number] | null>;
   typedWrite(key: string, ...argv: (string | number)[]): Promise<[number, unknown, number] | null>;
-  /** The keys (one per operation), then one JSON array: per operation 'r' or 'w' and its arguments. */
+  typedIncr(key: string, ...argv: (string | number)[]): Promise<[number, number, string, number]>;
+  /** The keys (one per operation), then one JSON array: per operation 'r', 'w' or 'i' and its arguments. */
   typedBatch(numberOfKeys: number, keys: string[], argv: [string]): Promise<unknown[]>;
   /** Adds `by` hits to a rate-limit counter with a window of `windowMs`: [hits, ms left in the window]. */
   rateLimitIncrement(key: string, by: number, windowMs: number): Promise<[number, number]>;
@@ -26,6 +27,7 @@ const script = (file: string) => `${source('typed.lua')}\n${source(file)}`;
 const SCRIPTS = {
   typedRead: { lua: script('typed-read-1.lua'), numberOfKeys: 1 },
   typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
+  typedIncr: { lua: script('typed-incr-1.lua'), numberOfKeys: 1 },
   // The key count comes first in each call.
   typedBatch: { lua: script('typed-batch-n.lua') },
   rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },

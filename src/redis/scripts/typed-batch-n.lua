@@ -1,16 +1,17 @@
 -- typed-batch-n: many typed reads and writes (typed.lua) in one call, as atomic as MULTI ... EXEC around
--- typed-read-1 and typed-write-1 calls, without a command (and its reply) per operation.
+-- typed-read-1, typed-write-1 and typed-incr-1 calls, without a command (and its reply) per operation.
 -- KEYS[i]  the key of operation i
--- ARGV[1]  a JSON array with one array per operation, in order: 'r' (typed_read) or 'w' (typed_write), then its
---          arguments, all strings (as ARGV would carry them). One argument instead of two or more per operation
---          keeps the command small for the client, which handles each argument on its own.
+-- ARGV[1]  a JSON array with one array per operation, in order: 'r' (typed_read), 'w' (typed_write) or 'i'
+--          (typed_incr), then its arguments, all strings (as ARGV would carry them). One argument instead of two
+--          or more per operation keeps the command small for the client, which handles each argument on its own.
 -- Returns one reply per operation, in order: what its own script returns (nil as nil), or its error. An
 -- error fails that operation only, as in a MULTI.
 local ops = cjson.decode(ARGV[1])
+local RUN = {r = typed_read, w = typed_write, i = typed_incr}
 local replies = {}
 for i = 1, #KEYS do
   local op = ops[i]
-  local run = op[1] == 'w' and typed_write or typed_read
+  local run = RUN[op[1]]
   local argv = {}
   for j = 2, #op do argv[j - 1] = op[j] end
   local ok, reply = pcall(run, KEYS[i], argv)

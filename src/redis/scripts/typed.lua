@@ -1,5 +1,5 @@
--- typed: a type-checked read or write of one key; the library that typed-read-1, typed-write-1 and
--- typed-batch-n are each prefixed with (src/redis/client.ts), so that every script runs the same code.
+-- typed: a type-checked read, write or increment of one key; the library that typed-read-1, typed-write-1,
+-- typed-incr-1 and typed-batch-n are each prefixed with (src/redis/client.ts), so that every script runs the same code.
 
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
 -- argv[1]  the expected Redis type: string | hash | set
@@ -49,4 +49,36 @@ local function typed_write(key, argv)
   local count = 0
   if argv[5] ~= '' then count = redis.call(argv[5], key) end
   return {existed and 1 or 0, reply, count}
+end
+
+-- Redis's messages for a stored value that is not a number of the kind asked, or a result out of range.
+local NUMBER_ERRORS = {'not an integer', 'not a valid float', 'not a float', 'overflow', 'NaN or Infinity'}
+
+-- One increment of a number in `key` (a string, or a field of a hash), answering the new value exactly.
+-- argv[1]  the expected Redis type: string | hash (a missing key is always accepted)
+-- argv[2]  TTL in seconds to set only when this call creates the key, or '' (an existing expiry is kept)
+-- argv[3]  INCRBY | INCRBYFLOAT | HINCRBY | HINCRBYFLOAT; argv[4..] its arguments after the key
+-- Returns {1 if the key existed before else 0, 1 if the field (for a string: the key) existed, the new value as
+-- Redis stores it (a decimal string), TTL}; fails with "NOT_A_NUMBER <Redis's message>" when the stored value is
+-- not a number of that kind or the result is out of range, and then nothing is written.
+local function typed_incr(key, argv)
+  local actual = redis.call('TYPE', key)['ok']
+  local existed = actual ~= 'none'
+  if existed and actual ~= argv[1] then return redis.error_reply('WRONGTYPE_OF ' .. actual) end
+  local hash = argv[1] == 'hash'
+  local had = existed
+  if hash and existed then had = redis.call('HEXISTS', key, argv[4]) == 1 end
+  local reply = redis.pcall(argv[3], key, unpack(argv, 4))
+  if type(reply) == 'table' and reply.err then
+    for _, text in ipairs(NUMBER_ERRORS) do
+      if string.find(reply.err, text, 1, true) then return redis.error_reply('NOT_A_NUMBER ' .. reply.err) end
+    end
+    return reply
+  end
+  -- Lua numbers are doubles: an integer reply beyond 2^53 would lose digits, the stored string does not.
+  if type(reply) == 'number' then
+    if hash then reply = redis.call('HGET', key, argv[4]) else reply = redis.call('GET', key) end
+  end
+  if argv[2] ~= '' and not existed then redis.call('EXPIRE', key, argv[2]) end
+  return {existed and 1 or 0, had and 1 or 0, reply, redis.call('TTL', key)}
 end
