@@ -80,7 +80,8 @@ describe('the query', () => {
     expect(res.body.error).toBe('invalid_request');
   });
 
-  test.each(['not-a-cursor', 'WzEsMl0', Buffer.from('[0,"1e5"]').toString('base64url')])(
+  const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  test.each(['not-a-cursor', cursorOf([1, 2]), cursorOf([0, '1e5']), cursorOf([0, '18446744073709551616'])])(
     'when the cursor is %s, then 400 invalid_request naming the cursor',
     async (cursor) => {
       const res = await request(t.data).get('/store/keys').query({ cursor });
@@ -91,6 +92,17 @@ describe('the query', () => {
       });
     },
   );
+});
+
+describe('metrics', () => {
+  test('when keys are listed, then requests count under the route template, never a raw key', async () => {
+    await request(t.data).get('/store/keys').query({ limit: 1 });
+    await request(t.data).get('/api/keys/one:any');
+    const text = (await request(t.data).get('/store/admin/metrics')).text;
+    expect(text).toContain('svc_requests_total{method="GET",endpoint="/store/keys"}');
+    expect(text).toContain('svc_requests_total{method="GET",endpoint="/store/keys/{key}"}');
+    expect(text).not.toContain('one:any');
+  });
 });
 
 describe('internal keys', () => {

@@ -1,18 +1,12 @@
 // Key listing by SCAN: one bounded page over the masters in turn, behind an opaque cursor; never KEYS.
 import { Cluster, type Redis } from 'ioredis';
-import { ApiError } from '../errors';
+import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 import type { RedisClient } from './client';
+import type { ScanPosition } from './cursor';
 import { INTERNAL_PREFIX, type Keyspace } from './keys';
 
 /** At most this many SCAN calls per page: a sparse prefix on a big keyspace answers quickly, incomplete. */
 export const MAX_SCANS_PER_PAGE = 10;
-
-export interface ScanPosition {
-  /** Index of the master in the sorted list of masters (see `masters`). */
-  node: number;
-  /** SCAN's cursor on that master: a decimal string, as Redis gives it (it may exceed 2^53). */
-  cursor: string;
-}
 
 export interface KeyEntry {
   key: string;
@@ -26,40 +20,24 @@ export interface Page {
   next: ScanPosition | null;
 }
 
-/** base64url of JSON: opaque to clients, so its shape can change without breaking them. */
-export function encodeCursor(position: ScanPosition): string {
-  return Buffer.from(JSON.stringify([position.node, position.cursor])).toString('base64url');
-}
-
-export function decodeCursor(text: string | undefined): ScanPosition {
-  if (text === undefined || text === '') return { node: 0, cursor: '0' };
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    value = undefined;
-  }
-  if (
-    Array.isArray(value) &&
-    value.length === 2 &&
-    Number.isSafeInteger(value[0]) &&
-    value[0] >= 0 &&
-    typeof value[1] === 'string' &&
-    /^\d{1,20}$/.test(value[1])
-  ) {
-    return { node: value[0], cursor: value[1] };
-  }
-  throw new ApiError(
-    'invalid_request',
-    "cursor is not a cursor this service gave: pass the 'cursor' of the previous page unchanged, or none to start",
-  );
+/** Redis versions that know the type names refuse an unknown one (older ones find no key of it): a 400. */
+function refusedType(err: Error): never {
+  if (err.name === 'ReplyError' && /type/i.test(err.message))
+    throw new ApiError('invalid_request', `type is not a type Redis knows (${err.message})`);
+  throw err;
 }
 
 /** The masters in a stable order (by address), so that a cursor's node index means the same node next time. */
 function masters(redis: RedisClient): Redis[] {
   if (!(redis instanceof Cluster)) return [redis];
   const address = (node: Redis) => `${node.options.host}:${node.options.port}`;
-  return redis.nodes('master').sort((a, b) => address(a).localeCompare(address(b)));
+  const nodes = redis.nodes('master').sort((a, b) => address(a).localeCompare(address(b)));
+  // No master known yet (still connecting): an empty list would end the walk as if it were complete.
+  if (nodes.length === 0)
+    throw new ApiError('service_unavailable', 'No Redis Cluster master is connected yet', {
+      retryAfter: REDIS_RETRY_AFTER,
+    });
+  return nodes;
 }
 
 /** Glob characters of SCAN's MATCH, escaped so that a prefix matches itself only. */
@@ -88,7 +66,10 @@ export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: 
     const client = nodes[node] as Redis;
     const args: (string | number)[] = ['MATCH', match, 'COUNT', request.limit - total];
     if (request.type) args.push('TYPE', request.type);
-    const [next, keys] = (await client.call('SCAN', cursor, ...args)) as [string, string[]];
+    const [next, keys] = (await client.call('SCAN', cursor, ...args).catch(refusedType)) as [
+      string,
+      string[],
+    ];
     // The service's own keys (`#svc:...`) match when SVC_KEY_PREFIX is empty: never listed.
     const visible = keys.filter((k) => !k.startsWith(INTERNAL_PREFIX));
     if (visible.length > 0) found.push({ node: client, keys: visible });

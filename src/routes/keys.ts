@@ -6,7 +6,8 @@ import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { ok } from '../ops/op';
-import { decodeCursor, encodeCursor, keyInfo, scanPage } from '../redis/scan';
+import { decodeCursor, encodeCursor } from '../redis/cursor';
+import { keyInfo, scanPage } from '../redis/scan';
 
 /** Keys a page aims for when the request names no `limit` (the contract documents it and the maximum). */
 const DEFAULT_LIMIT = 100;
