@@ -27,6 +27,7 @@ import type { Fence } from './redis/failover-fence';
 import { createKeyspace } from './redis/keys';
 import { createReload } from './reload';
 import { familyRoutes } from './routes/families';
+import { keyRoutes } from './routes/keys';
 
 export { OPENAPI_FILE };
 
@@ -153,6 +154,7 @@ export function createApp(deps: AppDeps): Apps {
   const app = baseApp(ctx);
   const data = new Routes(ctx, app, guards);
   familyRoutes(data, ctx, config.limits);
+  keyRoutes(data, ctx);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
   const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;

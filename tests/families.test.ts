@@ -20,6 +20,7 @@ const capitalised = (name: string) => name[0]?.toUpperCase() + name.slice(1);
 const SAMPLE: RequestInput = {
   params: { key: 'k', field: 'f', member: 'm' },
   headers: {},
+  query: {},
   body: { value: 'v', fields: { f: 'v' }, members: ['m'], ttl: 5, keys: ['a', 'b'] },
 };
 

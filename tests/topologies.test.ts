@@ -84,4 +84,14 @@ describe('behind Redis Sentinel', () => {
     const onMaster = execFileSync('redis-cli', ['-p', String(master.port), 'get', `${t.prefix}via-sentinel`]);
     expect(onMaster.toString().trim()).toBe('yes');
   });
+
+  test('keys are listed from the master', async () => {
+    await request(t.data)
+      .post('/store/hash/listed-via-sentinel')
+      .send({ fields: { f: 'v' } })
+      .expect(201);
+    const res = await request(t.data).get('/store/keys').query({ prefix: 'listed-via-', limit: 1000 });
+    expect(res.status).toBe(200);
+    expect(res.body.keys).toEqual([{ key: 'listed-via-sentinel', type: 'hash', ttl: -1 }]);
+  });
 });

@@ -11,6 +11,8 @@ export type Permission = 'read' | 'write' | 'admin';
 export interface RequestInput {
   params: Record<string, string>;
   headers: Record<string, string>;
+  /** Query parameters: strings, or numbers where the contract declares an integer. */
+  query: Record<string, string | number>;
   body: Record<string, unknown>;
 }
 
@@ -21,7 +23,7 @@ export interface Operation {
   readonly permission: Permission;
   readonly hasBody: boolean;
   /** Validates params, headers and body; returns them typed or throws a 400-family ApiError. */
-  validate(input: { params: unknown; headers: unknown; body: unknown }): RequestInput;
+  validate(input: { params: unknown; headers: unknown; query?: unknown; body: unknown }): RequestInput;
 }
 
 type Json = Record<string, unknown>;
@@ -102,10 +104,16 @@ export class Contract {
       properties: {
         params: group('path', false),
         headers: group('header', true),
+        query: group('query', false),
         ...(bodySchema ? { body: bodySchema } : {}),
       },
       required: requestBody?.required ? ['params', 'body'] : ['params'],
     };
+    // A query string carries text only: integer parameters are converted before validation (never coerceTypes,
+    // which would also turn a JSON body's "10" into 10).
+    const integers = parameters
+      .filter((p) => p.in === 'query' && p.schema.type === 'integer')
+      .map((p) => p.name);
     const validateFn = this.ajv.compile(schema);
     const held = this.track(validateFn);
     const { ajv, rules } = this;
@@ -116,6 +124,7 @@ export class Contract {
       permission: (op['x-permission'] as Permission) ?? 'admin',
       hasBody: Boolean(bodySchema),
       validate(input) {
+        input.query = toIntegers(input.query ?? {}, integers);
         try {
           if (!validateFn(input))
             throw validationError((validateFn.errors as ErrorObject[])[0] as ErrorObject, ajv, rules);
@@ -298,4 +307,15 @@ function validationError(e: ErrorObject, ajv: Ajv2020, rules: Rules): ApiError {
       params: e.params,
     },
   });
+}
+
+/** A copy of `query` whose `names` hold numbers where their text is a whole number (else left for AJV to refuse). */
+function toIntegers(query: unknown, names: string[]): unknown {
+  if (names.length === 0 || typeof query !== 'object' || query === null) return query;
+  const copy: Record<string, unknown> = { ...query };
+  for (const name of names) {
+    const value = copy[name];
+    if (typeof value === 'string' && /^-?\d{1,15}$/.test(value)) copy[name] = Number(value);
+  }
+  return copy;
 }

@@ -68,7 +68,12 @@ export class Routes {
       res.locals.route = path;
       if (checkPermission) this.ctx.access.authorize(res, operation.permission, []);
       if (operation.hasBody) requireJson(req);
-      const input = operation.validate({ params: req.params, headers: req.headers, body: req.body });
+      const input = operation.validate({
+        params: req.params,
+        headers: req.headers,
+        query: req.query,
+        body: req.body,
+      });
       return handler(input, req, res);
     };
     const body = operation.hasBody ? [this.readBody(path)] : [];

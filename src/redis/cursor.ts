@@ -1,0 +1,40 @@
+// The opaque cursor of a key listing: which master of the walk, and SCAN's cursor there.
+import { ApiError } from '../errors';
+
+export interface ScanPosition {
+  /** Index of the master in the sorted list of masters (see `masters` in scan.ts). */
+  node: number;
+  /** SCAN's cursor on that master: a decimal string, as Redis gives it (it may exceed 2^53). */
+  cursor: string;
+}
+
+/** base64url of JSON: opaque to clients, so its shape can change without breaking them. */
+export function encodeCursor(position: ScanPosition): string {
+  return Buffer.from(JSON.stringify([position.node, position.cursor])).toString('base64url');
+}
+
+export function decodeCursor(text: string | undefined): ScanPosition {
+  if (text === undefined || text === '') return { node: 0, cursor: '0' };
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    Number.isSafeInteger(value[0]) &&
+    value[0] >= 0 &&
+    typeof value[1] === 'string' &&
+    /^\d{1,20}$/.test(value[1]) &&
+    // Redis refuses a cursor beyond 64 bits ('invalid cursor'): a client error, not a 500.
+    BigInt(value[1]) < 2n ** 64n
+  ) {
+    return { node: value[0], cursor: value[1] };
+  }
+  throw new ApiError(
+    'invalid_request',
+    "cursor is not a cursor this service gave: pass the 'cursor' of the previous page unchanged, or none to start",
+  );
+}

@@ -1,0 +1,122 @@
+// Key listing by SCAN: one bounded page over the masters in turn, behind an opaque cursor; never KEYS.
+import { Cluster, type Redis } from 'ioredis';
+import { ApiError, REDIS_RETRY_AFTER } from '../errors';
+import type { RedisClient } from './client';
+import type { ScanPosition } from './cursor';
+import { INTERNAL_PREFIX, type Keyspace } from './keys';
+
+/** At most this many SCAN calls per page: a sparse prefix on a big keyspace answers quickly, incomplete. */
+export const MAX_SCANS_PER_PAGE = 10;
+
+export interface KeyEntry {
+  key: string;
+  type: string;
+  ttl: number;
+}
+
+export interface Page {
+  keys: KeyEntry[];
+  /** Where the next page starts; null when the walk is done. */
+  next: ScanPosition | null;
+}
+
+/** Redis versions that know the type names refuse an unknown one (older ones find no key of it): a 400. */
+function refusedType(err: Error): never {
+  if (err.name === 'ReplyError' && /type/i.test(err.message))
+    throw new ApiError('invalid_request', `type is not a type Redis knows (${err.message})`);
+  throw err;
+}
+
+/** The masters in a stable order (by address), so that a cursor's node index means the same node next time. */
+function masters(redis: RedisClient): Redis[] {
+  if (!(redis instanceof Cluster)) return [redis];
+  const address = (node: Redis) => `${node.options.host}:${node.options.port}`;
+  const nodes = redis.nodes('master').sort((a, b) => address(a).localeCompare(address(b)));
+  // No master known yet (still connecting): an empty list would end the walk as if it were complete.
+  if (nodes.length === 0)
+    throw new ApiError('service_unavailable', 'No Redis Cluster master is connected yet', {
+      retryAfter: REDIS_RETRY_AFTER,
+    });
+  return nodes;
+}
+
+/** Glob characters of SCAN's MATCH, escaped so that a prefix matches itself only. */
+const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+
+export interface PageRequest {
+  /** The user-visible prefix (a tenant's prefix already applied). */
+  prefix: string;
+  type?: string;
+  limit: number;
+  from: ScanPosition;
+}
+
+/**
+ * One page: SCAN calls (COUNT = the keys still wanted) until `limit` keys are found, the walk ends or
+ * MAX_SCANS_PER_PAGE calls were made; then TYPE and TTL of the keys in one pipeline per node. A SCAN reply is
+ * never split (its cursor resumes after it), so a page may hold a few more keys than `limit`.
+ */
+export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: PageRequest): Promise<Page> {
+  const nodes = masters(redis);
+  const match = `${escapeGlob(keyspace.user(request.prefix))}*`;
+  const found: { node: Redis; keys: string[] }[] = [];
+  let total = 0;
+  let { node, cursor } = request.from;
+  for (let calls = 0; calls < MAX_SCANS_PER_PAGE && node < nodes.length && total < request.limit; calls++) {
+    const client = nodes[node] as Redis;
+    const args: (string | number)[] = ['MATCH', match, 'COUNT', request.limit - total];
+    if (request.type) args.push('TYPE', request.type);
+    const [next, keys] = (await client.call('SCAN', cursor, ...args).catch(refusedType)) as [
+      string,
+      string[],
+    ];
+    // The service's own keys (`#svc:...`) match when SVC_KEY_PREFIX is empty: never listed.
+    const visible = keys.filter((k) => !k.startsWith(INTERNAL_PREFIX));
+    if (visible.length > 0) found.push({ node: client, keys: visible });
+    total += visible.length;
+    if (next === '0') [node, cursor] = [node + 1, '0'];
+    else cursor = next;
+  }
+  const entries = (await Promise.all(found.map(({ node: n, keys }) => describe(n, keys)))).flat();
+  const keys = entries.map((e) => ({ ...e, key: keyspace.fromRedis(e.key) }));
+  return { keys, next: node < nodes.length ? { node, cursor } : null };
+}
+
+/** TYPE and TTL of keys on one node, in one round trip; keys that vanished since SCAN are left out. */
+async function describe(node: Redis, keys: string[]): Promise<KeyEntry[]> {
+  const pipeline = node.pipeline();
+  for (const key of keys) pipeline.type(key).ttl(key);
+  const replies = (await pipeline.exec()) ?? [];
+  const entries: KeyEntry[] = [];
+  keys.forEach((key, i) => {
+    const [typeErr, type] = replies[2 * i] ?? [null, 'none'];
+    const [ttlErr, ttl] = replies[2 * i + 1] ?? [null, -2];
+    if (typeErr) throw typeErr;
+    if (ttlErr) throw ttlErr;
+    if (type !== 'none' && ttl !== -2) entries.push({ key, type: type as string, ttl: ttl as number });
+  });
+  return entries;
+}
+
+/** The command that counts a key's elements, by Redis type; other types have no size. */
+const SIZE: Record<string, string> = {
+  string: 'STRLEN',
+  hash: 'HLEN',
+  set: 'SCARD',
+  list: 'LLEN',
+  zset: 'ZCARD',
+};
+
+/** `{key, type, ttl, size}` of one user key, or null when it does not exist. */
+export async function keyInfo(
+  redis: RedisClient,
+  keyspace: Keyspace,
+  key: string,
+): Promise<(KeyEntry & { size: number | null }) | null> {
+  const redisKey = keyspace.user(key);
+  const [type, ttl] = await Promise.all([redis.type(redisKey), redis.ttl(redisKey)]);
+  if (type === 'none' || ttl === -2) return null;
+  const command = SIZE[type];
+  const size = command ? ((await redis.call(command, redisKey)) as number) : null;
+  return { key, type, ttl, size };
+}

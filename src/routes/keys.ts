@@ -1,0 +1,52 @@
+// Key discovery: GET /store/keys (a page of a SCAN walk), GET and DELETE /store/keys/{key} (a key of any type).
+import type { Response } from 'express';
+import { ApiError, notFound } from '../errors';
+import { principalOf } from '../http/auth/access';
+import type { Context } from '../http/context';
+import type { Routes } from '../http/routes';
+import { sendJson } from '../http/send';
+import { ok } from '../ops/op';
+import { decodeCursor, encodeCursor } from '../redis/cursor';
+import { keyInfo, scanPage } from '../redis/scan';
+
+/** Keys a page aims for when the request names no `limit` (the contract documents it and the maximum). */
+const DEFAULT_LIMIT = 100;
+
+/**
+ * The prefix to walk: a tenant (a credential with a prefix) walks only its own keys. A requested prefix inside
+ * the tenant's is kept; one the tenant's prefix extends ('' or 'ten' for 'tenant-a:') narrows to it; any
+ * other reaches outside: 403.
+ */
+function scopedPrefix(res: Response, requested: string): string {
+  const own = principalOf(res)?.prefix;
+  if (own === undefined || requested.startsWith(own)) return requested;
+  if (own.startsWith(requested)) return own;
+  throw new ApiError(
+    'forbidden',
+    `Prefix '${requested}' is outside the key prefix '${own}' of this credential`,
+  );
+}
+
+export function keyRoutes(routes: Routes, ctx: Context): void {
+  routes.custom('get', '/store/keys', async ({ query }, _req, res) => {
+    const prefix = scopedPrefix(res, (query.prefix as string | undefined) ?? '');
+    const from = decodeCursor(query.cursor as string | undefined);
+    const limit = (query.limit as number | undefined) ?? DEFAULT_LIMIT;
+    const page = await scanPage(ctx.redis, ctx.keyspace, { prefix, type: query.type as string, limit, from });
+    const cursor = page.next ? encodeCursor(page.next) : '';
+    sendJson(res, 200, { keys: page.keys, cursor, complete: page.next === null });
+  });
+  routes.custom('get', '/store/keys/{key}', async ({ params }, _req, res) => {
+    ctx.access.authorize(res, 'read', [params.key as string]);
+    const info = await keyInfo(ctx.redis, ctx.keyspace, params.key as string);
+    if (!info) throw notFound(params.key as string);
+    sendJson(res, 200, info);
+  });
+  // Any type: a plain DEL through the operation runner (durable writes, failover fence, metrics as elsewhere).
+  routes.op('delete', '/store/keys/{key}', ({ params }) => ({
+    writes: true,
+    keys: [params.key as string],
+    commands: [{ name: 'del', keys: [params.key as string], args: [] }],
+    result: ([n]) => ok({ success: true, deleted: n === 1 }),
+  }));
+}
