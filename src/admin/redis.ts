@@ -1,7 +1,7 @@
 // Redis-side work of the admin endpoints: PING and INFO memory, one key's memory record, flush, connections.
 import { Cluster, type Redis } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
-import type { RedisClient } from '../redis/client';
+import { masterNodes, type RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
 
 export interface MemoryFigures {
@@ -85,8 +85,6 @@ export async function keyRecord(redis: RedisClient, redisKey: string): Promise<K
   return { type, size, ttl, idleSeconds: idleSeconds as number | null };
 }
 
-const masters = (redis: RedisClient): Redis[] => (redis instanceof Cluster ? redis.nodes('master') : [redis]);
-
 /**
  * Redis refused a command of the flush: unavailability (READONLY, LOADING, a lost connection, ...) stays a 503
  * as everywhere; any other refusal (a renamed or ACL-denied command) does not go away by retrying: a 500 that
@@ -147,7 +145,7 @@ async function unlinkMatching(node: Redis, pattern: string, perKey: boolean): Pr
 export async function flush(redis: RedisClient, keyspace: Keyspace): Promise<number> {
   const cluster = redis instanceof Cluster;
   const counts = await Promise.all(
-    masters(redis).map((node) =>
+    masterNodes(redis).map((node) =>
       keyspace.prefix ? unlinkMatching(node, keyspace.userPattern, cluster) : flushNode(node),
     ),
   );

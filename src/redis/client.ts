@@ -138,6 +138,16 @@ export function limiterConnection(redis: RedisClient): RedisClient {
   return duplicate(redis, { commandTimeout: LIMITER_COMMAND_TIMEOUT_MS });
 }
 
+/**
+ * The primaries that hold the data: the one connection, or every Cluster master in a stable order (by address),
+ * so that an index into the list means the same node from one request to the next (a key listing's cursor).
+ */
+export function masterNodes(redis: RedisClient): Redis[] {
+  if (!(redis instanceof Cluster)) return [redis];
+  const address = (node: Redis) => `${node.options.host}:${node.options.port}`;
+  return redis.nodes('master').sort((a, b) => address(a).localeCompare(address(b)));
+}
+
 /** The Redis URL with any password replaced, for logs and the info endpoint. */
 export function redactUrl(url: string): string {
   try {

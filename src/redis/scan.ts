@@ -1,7 +1,7 @@
 // Key listing by SCAN: one bounded page over the masters in turn, behind an opaque cursor; never KEYS.
-import { Cluster, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
-import type { RedisClient } from './client';
+import { masterNodes, type RedisClient } from './client';
 import type { ScanPosition } from './cursor';
 import { INTERNAL_PREFIX, type Keyspace } from './keys';
 
@@ -27,11 +27,9 @@ function refusedType(err: Error): never {
   throw err;
 }
 
-/** The masters in a stable order (by address), so that a cursor's node index means the same node next time. */
+/** The masters to walk, in masterNodes' stable order. */
 function masters(redis: RedisClient): Redis[] {
-  if (!(redis instanceof Cluster)) return [redis];
-  const address = (node: Redis) => `${node.options.host}:${node.options.port}`;
-  const nodes = redis.nodes('master').sort((a, b) => address(a).localeCompare(address(b)));
+  const nodes = masterNodes(redis);
   // No master known yet (still connecting): an empty list would end the walk as if it were complete.
   if (nodes.length === 0)
     throw new ApiError('service_unavailable', 'No Redis Cluster master is connected yet', {
