@@ -13,6 +13,8 @@ export interface Keyspace {
   /** The pattern matching every user key (for SCAN), escaped for glob characters in the prefix. */
   readonly userPattern: string;
   readonly prefix: string;
+  /** The change feed's Redis Stream (issue 18): one per database, beside the user keys it describes. */
+  readonly changes: string;
 }
 
 export function createKeyspace(prefix: string): Keyspace {
@@ -22,5 +24,6 @@ export function createKeyspace(prefix: string): Keyspace {
     fromRedis: (redisKey) => redisKey.slice(prefix.length),
     internal: (...parts) => INTERNAL_PREFIX + parts.join(':'),
     userPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
+    changes: `${INTERNAL_PREFIX}changes`,
   };
 }

@@ -42,11 +42,13 @@ export function keyRoutes(routes: Routes, ctx: Context): void {
     if (!info) throw notFound(params.key as string);
     sendJson(res, 200, info);
   });
-  // Any type: a plain DEL through the operation runner (durable writes, failover fence, metrics as elsewhere).
+  // Any type: a plain DEL through the operation runner (durable writes, failover fence, metrics as elsewhere); with
+  // the change feed on, key-delete-1.lua, which appends the event in the same step.
+  const del = ctx.config.changes.enabled ? 'keyDelete' : 'del';
   routes.op('delete', '/store/keys/{key}', ({ params }) => ({
     writes: true,
     keys: [params.key as string],
-    commands: [{ name: 'del', keys: [params.key as string], args: [] }],
+    commands: [{ name: del, keys: [params.key as string], args: [] }],
     result: ([n]) => ok({ success: true, deleted: n === 1 }),
   }));
 }
