@@ -144,6 +144,14 @@ export function duplicate(redis: RedisClient, options: RedisOptions): RedisClien
   return redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, ...own } }) as RedisClient;
 }
 
+/** Added to the XREAD BLOCK time for the feed reader's command timeout (see feed/hub.ts). */
+const FEED_READ_SLACK_MS = 5_000;
+
+/** The change feed's reader: its XREAD blocks for up to BLOCK_MS, so its command timeout covers that. */
+export function feedConnection(redis: RedisClient, blockMs = 5_000): RedisClient {
+  return duplicate(redis, { commandTimeout: blockMs + FEED_READ_SLACK_MS, enableAutoPipelining: false });
+}
+
 /**
  * How long a rate-limit counter may take before the request goes ahead uncounted: without it a hung Redis would
  * hold each request for a whole data-command timeout before the data call even starts.

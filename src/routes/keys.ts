@@ -17,7 +17,7 @@ const DEFAULT_LIMIT = 100;
  * the tenant's is kept; one the tenant's prefix extends ('' or 'ten' for 'tenant-a:') narrows to it; any
  * other reaches outside: 403.
  */
-function scopedPrefix(res: Response, requested: string): string {
+export function scopedPrefix(res: Response, requested: string): string {
   const own = principalOf(res)?.prefix;
   if (own === undefined || requested.startsWith(own)) return requested;
   if (own.startsWith(requested)) return own;
