@@ -10,7 +10,7 @@ import { eventsAfter, feedApp, lastId, STREAM } from './support/feed';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await feedApp('feed-events', 11);
+  t = await feedApp('feed-events', 10);
 });
 afterAll(() => t.close());
 
@@ -167,7 +167,7 @@ describe('an event', () => {
 
 describe('retention', () => {
   test('when more events than SVC_CHANGES_MAXLEN are written, then the stream is trimmed near it', async () => {
-    const small = await feedApp('feed-maxlen', 12, { SVC_CHANGES_MAXLEN: '100' });
+    const small = await feedApp('feed-maxlen', 10, { SVC_CHANGES_MAXLEN: '100' });
     try {
       const operations = Array.from({ length: 1000 }, (_, i) => ({ type: 'set', key: `m${i}`, value: 'v' }));
       await request(small.data).post('/store/string/batch').send({ operations }).expect(200);

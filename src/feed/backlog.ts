@@ -33,8 +33,22 @@ export async function currentEnd(redis: RedisClient, stream: string): Promise<st
 }
 
 /**
- * The entries after `since` (at most PAGE) and, in the same MULTI, the highest id the stream ever trimmed: when that
- * is after `since`, events the client has not seen are gone and it must start again (`reset`). A stream that does
+ * Whether events after `since` may have been removed. Redis 7.0 does not record the last id a MAXLEN trim removed
+ * (max-deleted-entry-id covers XDEL only), so: once any entry was trimmed (entries-added > length), a resume point
+ * before the oldest entry kept counts as lost. That is exact but for a client whose last event was itself the last
+ * one trimmed (a reset it did not need: safe, and rare with a retention that outlasts reconnects).
+ */
+function lost(fields: Map<string, unknown>, since: string): boolean {
+  const deleted = String(fields.get('max-deleted-entry-id') ?? '0-0');
+  if (compareIds(deleted, since) > 0) return true;
+  const trimmed = Number(fields.get('entries-added') ?? 0) > Number(fields.get('length') ?? 0);
+  const first = String(fields.get('recorded-first-entry-id') ?? '0-0');
+  return trimmed && compareIds(since, first) < 0;
+}
+
+/**
+ * The entries after `since` (at most PAGE) and, in the same MULTI, what the stream has trimmed: when events after
+ * `since` may be gone, the client must start again (`reset`, see `lost`). A stream that does
  * not exist when `since` is not '0-0' was dropped without the service (a FLUSHDB by another client): reset too. A
  * flush through the service leaves a `flush` event in the new stream, which the client reads next instead.
  */
@@ -55,8 +69,7 @@ export async function readPage(
     if (!/no such key/i.test(infoErr.message)) throw infoErr;
     return since === '0-0' ? { events: [], next: since, more: false } : 'reset';
   }
-  const trimmed = String(info(infoReply).get('max-deleted-entry-id') ?? '0-0');
-  if (compareIds(trimmed, since) > 0) return 'reset';
+  if (lost(info(infoReply), since)) return 'reset';
   const list = entries as StreamEntry[];
   const last = list[list.length - 1];
   return { events: list.map(toEvent), next: last ? last[0] : since, more: list.length === PAGE };

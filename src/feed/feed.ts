@@ -71,7 +71,7 @@ export class Feed {
         sink.reset(since, end);
         return;
       }
-      subscriber.backlog(page.events);
+      await subscriber.backlog(page.events);
       position = page.next;
       if (!page.more) return;
     }
@@ -113,10 +113,10 @@ export class Feed {
       };
       const sink: Sink = {
         transport: 'poll',
-        send(event, done) {
-          done();
+        send(event) {
           if (events.length === 0) setImmediate(answer);
           if (events.length < limit) events.push(event);
+          return true;
         },
         reset: () => {},
         drop: () => answer(),

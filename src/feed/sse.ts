@@ -38,9 +38,11 @@ export async function serveSse(
   };
   const sink: Sink = {
     transport: 'sse',
-    send(event, done) {
+    send(event, drained) {
       head();
-      res.write(`id: ${event.id}\n${data(event)}`, () => done());
+      if (res.write(`id: ${event.id}\n${data(event)}`)) return true;
+      res.once('drain', drained);
+      return false;
     },
     reset(from, next) {
       head();

@@ -14,10 +14,14 @@ export function matches(filter: Filter, event: ChangeEvent): boolean {
   return event.key.startsWith(filter.prefix) && (filter.type === undefined || event.type === filter.type);
 }
 
-/** Where a subscriber's events go: `send` calls `done` once the transport has written the event out. */
+/** Where a subscriber's events go. */
 export interface Sink {
   readonly transport: 'sse' | 'websocket' | 'poll';
-  send(event: ChangeEvent, done: () => void): void;
+  /**
+   * Writes one event; false when the transport's own buffer is full (the client reads slower than events come):
+   * then nothing more is written until the sink calls `drained`.
+   */
+  send(event: ChangeEvent, drained: () => void): boolean;
   /** The resume point is beyond the retention: the client must re-read its keys; the feed goes on from `next`. */
   reset(since: string, next: string): void;
   /** Ends the subscription for `reason` (a slow client, a shutdown); the client resumes by id. */
@@ -25,14 +29,25 @@ export interface Sink {
 }
 
 /**
- * Gets live events from the hub as soon as it subscribes, holds them while the backlog (XRANGE from the resume
- * point) is sent, then sends only what comes after the last event sent: no gap, no duplicate. Events sent but not
- * yet written out count against `buffer`: a client that falls that far behind is dropped.
+ * Gets live events from the hub as soon as it subscribes, queues them while the backlog (XRANGE from the resume
+ * point) is sent, then sends only what comes after the last event sent: no gap, no duplicate. While the transport
+ * is full, live events queue too; more than `buffer` of them queued drops the client (it resumes by id).
  */
 export class Subscriber {
-  private held: ChangeEvent[] | undefined = [];
-  private unwritten = 0;
+  /** Live events not sent yet (catching up, or the transport full). */
+  private readonly queue: ChangeEvent[] = [];
+  /** The rest of a backlog page the transport had no room for: sent before anything else. */
+  private rest: ChangeEvent[] = [];
+  private catchingUp = true;
+  private full = false;
   private dropped = false;
+  private waiters: (() => void)[] = [];
+  private readonly drained = () => {
+    this.full = false;
+    while (!this.full && !this.dropped && this.rest.length > 0) this.send(this.rest.shift() as ChangeEvent);
+    if (!this.catchingUp) this.flush();
+    if (!this.full) for (const w of this.waiters.splice(0)) w();
+  };
 
   constructor(
     readonly filter: Filter,
@@ -44,67 +59,77 @@ export class Subscriber {
     private after = '0-0',
   ) {}
 
-  /** Nothing up to `id` is sent: the resume point, or the stream's end when following from now. */
-  skipTo(id: string): void {
-    if (compareIds(id, this.after) > 0) this.after = id;
-  }
-
   get transport(): Sink['transport'] {
     return this.sink.transport;
   }
 
-  /** The id of the last event sent (or of the resume point). */
+  /** The id of the last event sent or skipped (or of the resume point). */
   get position(): string {
     return this.after;
-  }
-
-  /** From the hub: live events, in stream order. */
-  receive(events: readonly ChangeEvent[]): void {
-    for (const event of events) {
-      if (this.dropped) return;
-      if (!this.held) this.send(event);
-      else if (this.held.length < this.buffer) this.held.push(event);
-      else this.drop(`more than ${this.buffer} events arrived while the backlog was sent`);
-    }
-  }
-
-  /** The backlog, in stream order, page by page; then `live()`. */
-  backlog(events: readonly ChangeEvent[]): void {
-    for (const event of events) this.send(event);
-  }
-
-  /** The backlog is sent: the held live events after it go out, and from now on events go out as they come. */
-  live(): void {
-    const held = this.held ?? [];
-    this.held = undefined;
-    for (const event of held) this.send(event);
-  }
-
-  drop(reason: string): void {
-    if (this.dropped) return;
-    this.dropped = true;
-    this.count.dropped();
-    this.sink.drop(reason);
   }
 
   get isDropped(): boolean {
     return this.dropped;
   }
 
-  private send(event: ChangeEvent): void {
-    if (this.dropped || compareIds(event.id, this.after) <= 0) return;
-    this.after = event.id;
-    if (!matches(this.filter, event)) return;
-    if (this.unwritten >= this.buffer) {
-      this.drop(
-        `the client fell more than ${this.buffer} events behind; resume from the last event it received`,
-      );
+  /** Nothing up to `id` is sent: the resume point, or the stream's end when following from now. */
+  skipTo(id: string): void {
+    if (compareIds(id, this.after) > 0) this.after = id;
+  }
+
+  /** From the hub: live events, in stream order. */
+  receive(events: readonly ChangeEvent[]): void {
+    if (this.dropped) return;
+    if (!this.catchingUp && !this.full) {
+      for (const event of events) this.send(event);
       return;
     }
-    this.unwritten++;
+    this.queue.push(...events);
+    if (this.queue.length > this.buffer) {
+      const why = this.catchingUp ? 'while its backlog was sent' : 'as it read slower than events came';
+      this.drop(
+        `more than ${this.buffer} events waited for this client ${why}; resume from the last event received`,
+      );
+    }
+  }
+
+  /** One page of the backlog, in stream order; resolves once the transport has room for more. */
+  backlog(events: readonly ChangeEvent[]): Promise<void> {
+    for (let i = 0; i < events.length && !this.dropped; i++) {
+      if (this.full) {
+        this.rest = events.slice(i);
+        break;
+      }
+      this.send(events[i] as ChangeEvent);
+    }
+    if (!this.full || this.dropped) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** The backlog is sent: the queued live events after it go out, and from now on events go out as they come. */
+  live(): void {
+    this.catchingUp = false;
+    this.flush();
+  }
+
+  drop(reason: string): void {
+    if (this.dropped) return;
+    this.dropped = true;
+    this.queue.length = 0;
+    for (const w of this.waiters.splice(0)) w();
+    this.count.dropped();
+    this.sink.drop(reason);
+  }
+
+  private flush(): void {
+    while (!this.full && !this.dropped && this.queue.length > 0) this.send(this.queue.shift() as ChangeEvent);
+  }
+
+  private send(event: ChangeEvent): void {
+    if (compareIds(event.id, this.after) <= 0) return;
+    this.after = event.id;
+    if (!matches(this.filter, event)) return;
     this.count.delivered();
-    this.sink.send(event, () => {
-      this.unwritten--;
-    });
+    if (!this.sink.send(event, this.drained)) this.full = true;
   }
 }

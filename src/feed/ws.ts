@@ -7,6 +7,8 @@ import type { Filter, Sink } from './subscriber';
 /** Close codes: the service goes away (shutdown), or the client should come back later and resume (too slow). */
 const GOING_AWAY = 1001;
 const TRY_AGAIN_LATER = 1013;
+/** Bytes the socket may hold unsent before the client counts as reading slower than events come. */
+const HIGH_WATER_BYTES = 64 * 1024;
 
 /**
  * Follows the feed into `ws` from `since` (or from now) until either side closes. A change is
@@ -30,8 +32,11 @@ export async function serveWs(
   };
   const sink: Sink = {
     transport: 'websocket',
-    send(event, done) {
-      ws.send(JSON.stringify({ kind: 'change', ...event }), () => done());
+    send(event, drained) {
+      // ws has no 'drain': the callback of the message that filled the buffer says it has been written out.
+      const full = ws.bufferedAmount >= HIGH_WATER_BYTES;
+      ws.send(JSON.stringify({ kind: 'change', ...event }), full ? () => drained() : undefined);
+      return !full;
     },
     reset(from, next) {
       ws.send(JSON.stringify({ kind: 'reset', since: from, next, message: resetMessage(from) }));

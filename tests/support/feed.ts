@@ -1,4 +1,5 @@
 // Apps with the change feed on, each test file on a Redis database of its own (the stream is one per database).
+import http from 'node:http';
 import type { Redis } from 'ioredis';
 import { type ChangeEvent, toEvent } from '../../src/feed/event';
 import { createKeyspace } from '../../src/redis/keys';
@@ -36,4 +37,96 @@ export async function lastId(raw: Redis): Promise<string> {
 /** The events appended after `id`, in order, as clients receive them. */
 export async function eventsAfter(raw: Redis, id: string): Promise<ChangeEvent[]> {
   return (await raw.xrange(STREAM, `(${id}`, '+')).map(toEvent);
+}
+
+/** One Server-Sent Event as a client parses it: a change (no event name), `reset` or `close`; comments apart. */
+export interface SseMessage {
+  id?: string;
+  event: string;
+  data: unknown;
+}
+
+export interface SseClient {
+  readonly status: Promise<number>;
+  readonly messages: SseMessage[];
+  readonly comments: string[];
+  /** Resolves once `count` messages arrived (rejects after `timeoutMs`: generous, it only guards against a hang). */
+  waitFor(count: number, timeoutMs?: number): Promise<SseMessage[]>;
+  /** Resolves when the server ended the stream. */
+  readonly ended: Promise<void>;
+  /** Starts reading a stream opened with `paused` (whose socket buffers fill up meanwhile). */
+  resume(): void;
+  close(): void;
+}
+
+/** Opens `GET <base>/store/changes` with Accept: text/event-stream and parses what arrives. */
+export function sse(
+  base: string,
+  query = '',
+  headers: Record<string, string> = {},
+  { paused = false } = {},
+): SseClient {
+  let response: http.IncomingMessage | undefined;
+  const messages: SseMessage[] = [];
+  const comments: string[] = [];
+  const waiters: (() => void)[] = [];
+  let buffer = '';
+  let resolveStatus: (status: number) => void = () => {};
+  let resolveEnded: () => void = () => {};
+  const status = new Promise<number>((resolve) => {
+    resolveStatus = resolve;
+  });
+  const ended = new Promise<void>((resolve) => {
+    resolveEnded = resolve;
+  });
+  const req = http.get(`${base}/store/changes${query}`, {
+    headers: { Accept: 'text/event-stream', ...headers },
+  });
+  req.on('response', (res) => {
+    resolveStatus(res.statusCode ?? 0);
+    response = res;
+    if (paused) res.pause();
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end = buffer.indexOf('\n\n');
+      while (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        end = buffer.indexOf('\n\n');
+        const message: SseMessage = { event: 'message', data: undefined };
+        let isMessage = false;
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) comments.push(line.slice(1).trim());
+          else if (line.startsWith('id: ')) message.id = line.slice(4);
+          else if (line.startsWith('event: ')) message.event = line.slice(7);
+          else if (line.startsWith('data: ')) {
+            message.data = JSON.parse(line.slice(6));
+            isMessage = true;
+          }
+        }
+        if (isMessage) messages.push(message);
+      }
+      for (const w of waiters.splice(0)) w();
+    });
+    res.on('end', () => resolveEnded());
+    res.on('close', () => resolveEnded());
+  });
+  req.on('error', () => resolveEnded());
+  const waitFor = (count: number, timeoutMs = 20_000) =>
+    new Promise<SseMessage[]>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${messages.length} of ${count} events within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const check = () => {
+        if (messages.length >= count) {
+          clearTimeout(timer);
+          resolve(messages.slice(0, count));
+        } else waiters.push(check);
+      };
+      check();
+    });
+  const resume = () => response?.resume();
+  return { status, messages, comments, waitFor, ended, resume, close: () => req.destroy() };
 }
