@@ -15,12 +15,20 @@ local function typed_read(key, argv)
   return {reply, redis.call('TTL', key)}
 end
 
+-- Runs `cmd key [flags...] argv[from..to]`; flags (nil when none) are repeated by every chunk of a long write.
+local function call_range(cmd, key, flags, argv, from, to)
+  if not flags then return redis.call(cmd, key, unpack(argv, from, to)) end
+  local args = {unpack(flags)}
+  for j = from, to do args[#args + 1] = argv[j] end
+  return redis.call(cmd, key, unpack(args))
+end
+
 -- One write to `key` of a given type, with its conditions and TTL rule, atomically.
 -- argv[1]  the expected Redis type: string | hash | set | zset (a missing key is always accepted)
 -- argv[2]  condition: '' none | 'absent' fail with KEY_EXISTS if the key exists | 'present' return nil if it does not
 -- argv[3]  '1' to drop the old content first (replace), '0' to merge into it
 -- argv[4]  TTL in seconds to set after the write, or '' to leave the expiry as the write leaves it
--- argv[5]  count command run after the write ('HLEN', 'SCARD') or ''
+-- argv[5]  count command run after the write ('HLEN', 'SCARD', 'ZCARD') or ''
 -- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD), '0' to send them at once;
 --          long argument lists are sent in chunks (Lua's unpack has a small limit) and integer replies summed
 -- argv[7]  the write command, optionally followed by flags that every chunk repeats, space-separated
@@ -35,26 +43,20 @@ local function typed_write(key, argv)
   if argv[3] == '1' and existed then redis.call('DEL', key) end
 
   local stride, cmd, first = tonumber(argv[6]), argv[7], 8
-  local flags = {}
+  local flags = nil
   if string.find(cmd, ' ', 1, true) then
+    flags = {}
     for word in string.gmatch(cmd, '%S+') do flags[#flags + 1] = word end
     cmd = table.remove(flags, 1)
   end
-  -- The command on argv[from..to], after the key and the flags.
-  local function run(from, to)
-    if #flags == 0 then return redis.call(cmd, key, unpack(argv, from, to)) end
-    local args = {unpack(flags)}
-    for j = from, to do args[#args + 1] = argv[j] end
-    return redis.call(cmd, key, unpack(args))
-  end
   local reply
   if stride == 0 or #argv - first + 1 <= 1000 * stride then
-    reply = run(first, #argv)
+    reply = call_range(cmd, key, flags, argv, first, #argv)
   else
     reply = 0
     local chunk = 1000 * stride
     for i = first, #argv, chunk do
-      reply = reply + run(i, math.min(i + chunk - 1, #argv))
+      reply = reply + call_range(cmd, key, flags, argv, i, math.min(i + chunk - 1, #argv))
     end
   end
 
