@@ -1,8 +1,10 @@
 // The change feed's events are written with the data: one per write that changed something, none otherwise.
 import request from 'supertest';
 import { FAMILIES } from '../src/families';
-import type { BatchItem } from '../src/families/family';
-import type { RequestInput } from '../src/http/contract';
+
+type Family = (typeof FAMILIES)[number];
+
+import type { BatchItem, BoundRoute } from '../src/families/family';
 import type { Op } from '../src/ops/op';
 import { runBatch, runOp } from '../src/ops/run';
 import type { TestApp } from './support/app';
@@ -15,14 +17,38 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const LIMITS = { maxValueBytes: 1024 };
-/** Field 'f' and member 'm' are in each family's sample, so deletes of them change something. */
-const SAMPLE: RequestInput = {
-  params: { key: 'k', field: 'f', member: 'm' },
-  headers: {},
-  query: {},
-  body: { value: 'v', fields: { f: 'w' }, members: ['m'], ttl: 5, keys: ['a', 'b'] },
-};
-const ITEM = { key: 'k', field: 'f', member: 'm', value: 'v', fields: { f: 'w' }, members: ['m'], ttl: 5 };
+/**
+ * Inputs every write of a family accepts: field 'f' and member 'm' are in each family's sample, so deletes of them
+ * change something. `members` is a list, or (sorted sets adding) a map to scores: each shape is tried in turn, the
+ * first that builds is used.
+ */
+const MEMBER_SHAPES = (family: Family): unknown[] =>
+  family.redisType === 'zset' ? [{ m: 2 }, ['m']] : [['m']];
+const FIELDS = { key: 'k', field: 'f', member: 'm', value: 'v', fields: { f: 'w' }, score: 2, ttl: 5 };
+
+function firstBuilt<T>(family: Family, build: (members: unknown) => T): T {
+  const shapes = MEMBER_SHAPES(family);
+  for (const members of shapes.slice(0, -1)) {
+    try {
+      return build(members);
+    } catch {
+      // Not this shape: the next one.
+    }
+  }
+  return build(shapes[shapes.length - 1]);
+}
+
+const routeOp = (family: Family, route: BoundRoute) =>
+  firstBuilt(family, (members) =>
+    route.build({
+      params: { key: 'k', field: 'f', member: 'm' },
+      headers: {},
+      query: {},
+      body: { ...FIELDS, members, keys: ['a', 'b'] },
+    }),
+  );
+const itemOp = (family: Family, type: string, build: (item: BatchItem) => Op) =>
+  firstBuilt(family, (members) => build({ ...FIELDS, type, members } as BatchItem));
 
 interface Trial {
   succeeded: boolean;
@@ -69,20 +95,20 @@ async function bothWays(family: (typeof FAMILIES)[number], run: () => Promise<un
 
 describe.each(FAMILIES.map((f) => [f.name, f] as const))('the %s family', (_name, family) => {
   const { routes, batch } = family.bind(LIMITS);
-  const writing = routes.filter((r) => r.build(SAMPLE).writes);
+  const writing = routes.filter((r) => routeOp(family, r).writes);
 
   test.each(writing.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
     'when %s writes, then exactly one event, and none when it fails or changes nothing',
     async (_route, route) => {
-      expectConsistent(await bothWays(family, () => runOp(t.context.store, route.build(SAMPLE))));
+      expectConsistent(await bothWays(family, () => runOp(t.context.store, routeOp(family, route))));
     },
   );
 
-  const items = [...batch].filter(([type, build]) => build({ type, ...ITEM } as BatchItem).writes);
+  const items = [...batch].filter(([type, build]) => itemOp(family, type, build).writes);
   test.each(items.map(([type, build]) => [type, build] as const))(
     'when a batch item %s writes, then exactly one event, and none when it fails or changes nothing',
     async (type, build) => {
-      const op: Op = build({ type, ...ITEM } as BatchItem);
+      const op: Op = itemOp(family, type, build);
       const run = async () => {
         const [outcome] = (await runBatch(t.context.store, [op])).outcomes;
         if (outcome instanceof Error) throw outcome;
@@ -143,6 +169,19 @@ describe('an event', () => {
     await request(t.data).post('/store/string/n/incr').send({ by: 0 }).expect(200);
     await request(t.data).post('/store/string/s/expire').send({ ttl: 5 }).expect(409);
     expect(await eventsAfter(t.raw, since)).toEqual([]);
+  });
+
+  test('when a sorted set member gets a new score, then an event (ZADD counts only members added), and +0 none', async () => {
+    await request(t.data).post('/store/zset/z/member/m').send({ score: 1 }).expect(201);
+    const since = await lastId(t.raw);
+    await request(t.data).post('/store/zset/z/member/m').send({ score: 5 }).expect(200);
+    await request(t.data).post('/store/zset/z/member/m/incr').send({ by: 0 }).expect(200);
+    await request(t.data).post('/store/zset/z/member/m/incr').send({ by: 2 }).expect(200);
+    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([
+      ['z', 'zset', 'zadd'],
+      ['z', 'zset', 'zincrby'],
+    ]);
+    expect(await t.raw.zscore(`${t.prefix}z`, 'm')).toBe('7');
   });
 
   test('when a key of any type is deleted through /store/keys, then one del event with its type', async () => {
