@@ -15,6 +15,8 @@ export interface PollRequest {
   readonly since?: string;
   readonly waitMs: number;
   readonly limit: number;
+  /** Resolves when the client has gone: a waiting poll then gives its place up at once. */
+  readonly gone?: Promise<void>;
 }
 
 export interface PollPage {
@@ -81,7 +83,7 @@ export class Feed {
    * One long-poll page: the events after `since` (from now without it) that match, at most `limit`; when there are
    * none yet, waits up to `waitMs` for the first. 410 changes_reset when `since` is beyond the retention.
    */
-  async poll({ filter, since, waitMs, limit }: PollRequest): Promise<PollPage> {
+  async poll({ filter, since, waitMs, limit, gone }: PollRequest): Promise<PollPage> {
     let position = since ?? (await currentEnd(this.redis, this.stream));
     const found: ChangeEvent[] = [];
     for (let pages = 0; pages < POLL_PAGES; pages++) {
@@ -96,11 +98,17 @@ export class Feed {
       if (!page.more) break;
     }
     if (found.length > 0 || waitMs === 0) return { events: found, next: position };
-    return this.wait(filter, position, waitMs, limit);
+    return this.wait(filter, position, waitMs, limit, gone);
   }
 
   /** Waits for the first matching events after `position`: subscribed, then the backlog read again (no gap). */
-  private wait(filter: Filter, position: string, waitMs: number, limit: number): Promise<PollPage> {
+  private wait(
+    filter: Filter,
+    position: string,
+    waitMs: number,
+    limit: number,
+    gone?: Promise<void>,
+  ): Promise<PollPage> {
     return new Promise<PollPage>((resolve, reject) => {
       const events: ChangeEvent[] = [];
       let timer: NodeJS.Timeout | undefined;
@@ -130,6 +138,7 @@ export class Feed {
         return;
       }
       timer = setTimeout(answer, waitMs);
+      void gone?.then(answer);
       // Events written between the read above and the subscription: the backlog from `position` once more.
       readPage(this.redis, this.stream, position).then(
         (page) => {

@@ -50,7 +50,8 @@ export function changeRoutes(routes: Routes, ctx: Context): void {
     if (wantsEvents(req)) return serveSse(feed, req, res, filter, since, ctx.config.changes.heartbeatMs);
     const waitMs = ((input.query.wait as number | undefined) ?? 0) * 1000;
     const limit = (input.query.limit as number | undefined) ?? DEFAULT_LIMIT;
-    sendJson(res, 200, await feed.poll({ filter, since, waitMs, limit }));
+    const gone = new Promise<void>((resolve) => res.once('close', () => resolve()));
+    sendJson(res, 200, await feed.poll({ filter, since, waitMs, limit, gone }));
   });
 
   const server = new WebSocketServer({ noServer: true });

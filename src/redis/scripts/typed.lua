@@ -90,7 +90,7 @@ local function typed_write(key, argv)
   local expired = argv[4] ~= '' and redis.call('EXISTS', key) == 1
   if expired then redis.call('EXPIRE', key, argv[4]) end
   -- One event per write that changed something (the old content dropped, the command, the TTL).
-  if (argv[3] == '1' and existed) or expired or changes(cmd, flags, argv[first], reply) then
+  if FEED and ((argv[3] == '1' and existed) or expired or changes(cmd, flags, argv[first], reply)) then
     changed(key, argv[1], string.lower(cmd))
   end
   local count = 0
@@ -134,6 +134,6 @@ local function typed_incr(key, argv)
   if argv[2] ~= '' and not existed then redis.call('EXPIRE', key, argv[2]) end
   -- An increment by 0 of an existing number changes nothing: no event. ZINCRBY takes the increment before the member.
   local by = argv[1] == 'zset' and argv[4] or argv[#argv]
-  if not had or tonumber(by) ~= 0 then changed(key, argv[1], string.lower(argv[3])) end
+  if FEED and (not had or tonumber(by) ~= 0) then changed(key, argv[1], string.lower(argv[3])) end
   return {existed and 1 or 0, had and 1 or 0, reply, redis.call('TTL', key)}
 end
