@@ -29,19 +29,25 @@ export function toEvent([id, fields]: StreamEntry): ChangeEvent {
 }
 
 const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
+/** Digits without leading zeros ('0' stays), so that ids compare by length, then text. */
+const canonical = (digits: string) => digits.replace(/^0+(?=\d)/, '');
 
 /** A stream id ('1700000000000-0'; a bare millisecond count means its '-0'), or undefined when it is not one. */
 export function parseId(text: string): string | undefined {
-  if (/^\d{1,20}$/.test(text)) return `${text}-0`;
-  return STREAM_ID.test(text) ? text : undefined;
+  if (/^\d{1,20}$/.test(text)) return `${canonical(text)}-0`;
+  const m = STREAM_ID.exec(text);
+  return m ? `${canonical(m[1] as string)}-${canonical(m[2] as string)}` : undefined;
 }
 
-/** Orders two stream ids: negative when `a` comes first. */
+/** Orders two decimal numbers without leading zeros: by length, then by text (no BigInt on the fan-out path). */
+function compareDigits(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Orders two stream ids (as Redis or parseId writes them): negative when `a` comes first. */
 export function compareIds(a: string, b: string): number {
-  const [am = '0', as = '0'] = a.split('-');
-  const [bm = '0', bs = '0'] = b.split('-');
-  const ms = BigInt(am) - BigInt(bm);
-  if (ms !== 0n) return ms < 0n ? -1 : 1;
-  const seq = BigInt(as) - BigInt(bs);
-  return seq === 0n ? 0 : seq < 0n ? -1 : 1;
+  const i = a.indexOf('-');
+  const j = b.indexOf('-');
+  return compareDigits(a.slice(0, i), b.slice(0, j)) || compareDigits(a.slice(i + 1), b.slice(j + 1));
 }

@@ -1,8 +1,20 @@
 // The change feed over a WebSocket: JSON messages (`change`, `reset`, `close`), pings as heartbeats.
 import type { WebSocket } from 'ws';
 import { resetMessage } from './backlog';
+import type { ChangeEvent } from './event';
 import type { Feed } from './feed';
 import type { Filter, Sink } from './subscriber';
+
+/** Each event's message, built once for all the sockets it goes to. */
+const messages = new WeakMap<ChangeEvent, string>();
+function message(event: ChangeEvent): string {
+  let text = messages.get(event);
+  if (text === undefined) {
+    text = JSON.stringify({ kind: 'change', ...event });
+    messages.set(event, text);
+  }
+  return text;
+}
 
 /** Close codes: the service goes away (shutdown), or the client should come back later and resume (too slow). */
 const GOING_AWAY = 1001;
@@ -35,7 +47,7 @@ export async function serveWs(
     send(event, drained) {
       // ws has no 'drain': the callback of the message that filled the buffer says it has been written out.
       const full = ws.bufferedAmount >= HIGH_WATER_BYTES;
-      ws.send(JSON.stringify({ kind: 'change', ...event }), full ? () => drained() : undefined);
+      ws.send(message(event), full ? () => drained() : undefined);
       return !full;
     },
     reset(from, next) {
