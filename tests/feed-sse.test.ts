@@ -122,7 +122,7 @@ describe('a resume point beyond the retention', () => {
 
 describe('a slow client', () => {
   test('when it falls more than SVC_CHANGES_BUFFER events behind, then it alone is dropped with a reason', async () => {
-    const small = await feedApp('feed-slow', 12, { SVC_CHANGES_BUFFER: '50' });
+    const small = await feedApp('feed-slow', 12, { SVC_CHANGES_BUFFER: '5000' });
     const own = await listen(small.data, small.context, 0, '127.0.0.1');
     const url = `http://127.0.0.1:${(own.server.address() as AddressInfo).port}`;
     const good = await opened(sse(url));
@@ -141,14 +141,14 @@ describe('a slow client', () => {
           .then((r) => /svc_changes_subscribers_dropped_total\{transport="sse"\} [1-9]/.test(r.text));
       let sent = 0;
       // Bounded: enough to fill the slow client's socket buffers many times over.
-      for (let i = 0; i < 200 && !(await dropped()); i++) {
-        const operations = Array.from({ length: 1000 }, (_, j) => ({
+      for (let i = 0; i < 400 && !(await dropped()); i++) {
+        const operations = Array.from({ length: 500 }, (_, j) => ({
           type: 'set',
           key: `k${j}`,
           value: 'v',
         }));
         await request(small.data).post('/store/string/batch').send({ operations }).expect(200);
-        sent += 1000;
+        sent += 500;
       }
       expect(await dropped()).toBe(true);
       await good.waitFor(sent, 60_000);

@@ -50,7 +50,7 @@ export class Feed {
    */
   async follow(filter: Filter, since: string | undefined, sink: Sink): Promise<() => void> {
     const subscriber = this.subscriber(filter, sink);
-    const unsubscribe = this.hub.subscribe(subscriber);
+    const unsubscribe = await this.hub.subscribe(subscriber);
     try {
       if (since === undefined) subscriber.skipTo(await currentEnd(this.redis, this.stream));
       else await this.sendBacklog(subscriber, since, sink);
@@ -131,29 +131,28 @@ export class Feed {
       };
       const subscriber = this.subscriber(filter, sink);
       subscriber.skipTo(position);
-      try {
-        unsubscribe = this.hub.subscribe(subscriber);
-      } catch (err) {
-        reject(err);
-        return;
-      }
-      timer = setTimeout(answer, waitMs);
-      void gone?.then(answer);
+      const subscribed = this.hub.subscribe(subscriber).then((remove) => {
+        unsubscribe = remove;
+        timer = setTimeout(answer, waitMs);
+        void gone?.then(answer);
+      });
       // Events written between the read above and the subscription: the backlog from `position` once more.
-      readPage(this.redis, this.stream, position).then(
-        (page) => {
-          if (page === 'reset') return;
-          subscriber.backlog(page.events);
-          // A full page: more is there at once; answer with what it held rather than leave a gap before the live part.
-          if (page.more) answer();
-          else subscriber.live();
-        },
-        (err) => {
-          clearTimeout(timer);
-          unsubscribe();
-          reject(err);
-        },
-      );
+      subscribed
+        .then(() => readPage(this.redis, this.stream, position))
+        .then(
+          (page) => {
+            if (page === 'reset') return;
+            void subscriber.backlog(page.events);
+            // A full page: more is there at once; answer with what it held rather than leave a gap before the live part.
+            if (page.more) answer();
+            else subscriber.live();
+          },
+          (err) => {
+            clearTimeout(timer);
+            unsubscribe();
+            reject(err);
+          },
+        );
     });
   }
 

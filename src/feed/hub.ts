@@ -12,6 +12,10 @@ const READ_COUNT = 1_000;
 /** The pause before the next attempt when Redis does not answer (the connection reconnects meanwhile). */
 const RETRY_MS = 500;
 
+/** How long the first subscriber waits for the reader to learn where the stream ends before it is refused (503). */
+const POSITION_WAIT_MS = 5_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export interface HubLimits {
   readonly maxSubscribers: number;
 }
@@ -25,6 +29,11 @@ export class Hub {
   private last: string | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
+  private markPositioned: (value: true) => void = () => {};
+  /** Resolves once `last` is known. */
+  private readonly positioned = new Promise<true>((resolve) => {
+    this.markPositioned = resolve;
+  });
 
   constructor(
     private readonly reader: RedisClient,
@@ -45,15 +54,27 @@ export class Hub {
       throw unavailable(`this instance already serves ${maxSubscribers} subscribers`);
   }
 
-  /** Adds a subscriber (503 when there is no room: see checkRoom); returns its removal. */
-  subscribe(subscriber: Subscriber): () => void {
+  /**
+   * Adds a subscriber (503 when there is no room: see checkRoom); resolves to its removal once the reader knows
+   * where it reads from, so that what the subscriber reads next as its backlog and what the reader hands it meet
+   * without a gap (only the first subscriber waits: the reader keeps its position from then on).
+   */
+  async subscribe(subscriber: Subscriber): Promise<() => void> {
     this.checkRoom();
     this.subscribers.add(subscriber);
     this.metrics.feedSubscribers(subscriber.transport, 1);
-    this.running ??= this.loop();
-    return () => {
+    const remove = () => {
       if (this.subscribers.delete(subscriber)) this.metrics.feedSubscribers(subscriber.transport, -1);
     };
+    this.running ??= this.loop();
+    if (this.last === undefined) {
+      const positioned = await Promise.race([this.positioned, sleep(POSITION_WAIT_MS).then(() => false)]);
+      if (!positioned) {
+        remove();
+        throw unavailable('its reader cannot reach Redis');
+      }
+    }
+    return remove;
   }
 
   /** Stops reading and drops every subscriber with `reason`. */
@@ -70,7 +91,10 @@ export class Hub {
     await this.reader.connect().catch(() => {});
     while (!this.closed) {
       try {
-        this.last ??= await this.lastId();
+        if (this.last === undefined) {
+          this.last = await this.lastId();
+          this.markPositioned(true);
+        }
         const reply = (await this.reader.xread(
           'COUNT',
           READ_COUNT,
@@ -85,7 +109,7 @@ export class Hub {
         this.last = (entries[entries.length - 1] as StreamEntry)[0];
         this.fanOut(entries.map(toEvent));
       } catch {
-        if (!this.closed) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        if (!this.closed) await sleep(RETRY_MS);
       }
     }
   }

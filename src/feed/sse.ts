@@ -52,10 +52,12 @@ export async function serveSse(
     transport: 'sse',
     send(event, drained) {
       head();
-      // The events of one hub slice leave in one write (one system call), not one each.
-      if (!res.writableCorked) {
-        res.cork();
-        process.nextTick(() => res.uncork());
+      // The events of one hub slice leave in one write (one system call), not one each. The socket is corked, not
+      // the response: a corked response buffers chunks itself and then emits no 'drain' once they are flushed.
+      const socket = res.socket;
+      if (socket && socket.writableCorked === 0) {
+        socket.cork();
+        process.nextTick(() => socket.uncork());
       }
       if (res.write(frame(event))) return true;
       res.once('drain', drained);

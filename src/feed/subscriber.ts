@@ -31,7 +31,8 @@ export interface Sink {
 /**
  * Gets live events from the hub as soon as it subscribes, queues them while the backlog (XRANGE from the resume
  * point) is sent, then sends only what comes after the last event sent: no gap, no duplicate. While the transport
- * is full, live events queue too; more than `buffer` of them queued drops the client (it resumes by id).
+ * is full, live events queue too; more than `buffer` of them still queued when more come drops the client (it
+ * resumes by id). At most `buffer` plus one XREAD's worth of events are queued per subscriber.
  */
 export class Subscriber {
   /** Live events not sent yet (catching up, or the transport full). */
@@ -77,20 +78,23 @@ export class Subscriber {
     if (compareIds(id, this.after) > 0) this.after = id;
   }
 
-  /** From the hub: live events, in stream order. */
+  /**
+   * From the hub: live events, in stream order (a slice of up to one XREAD's worth). A slice is always taken (a
+   * batch write is a burst that a healthy client reads at once); a client that still had more than `buffer` events
+   * queued when the next slice came is too slow: dropped.
+   */
   receive(events: readonly ChangeEvent[]): void {
     if (this.dropped) return;
-    if (!this.catchingUp && !this.full) {
-      for (const event of events) this.send(event);
-      return;
-    }
-    this.queue.push(...events);
     if (this.queue.length > this.buffer) {
       const why = this.catchingUp ? 'while its backlog was sent' : 'as it read slower than events came';
       this.drop(
         `more than ${this.buffer} events waited for this client ${why}; resume from the last event received`,
       );
+      return;
     }
+    let i = 0;
+    if (!this.catchingUp) while (!this.full && i < events.length) this.send(events[i++] as ChangeEvent);
+    for (; i < events.length; i++) this.queue.push(events[i] as ChangeEvent);
   }
 
   /** One page of the backlog, in stream order; resolves once the transport has room for more. */

@@ -43,8 +43,7 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
   });
   // Unlike main.ts, the limiter's connection too: a test counts requests from the first one.
   await service.connect({ waitForLimiter: true });
-  // The same server and database as the service (a test may name its own in SVC_REDIS_URL).
-  const raw = new Redis(settings.SVC_REDIS_URL as string);
+  const raw = new Redis(process.env.REDIS_URL as string);
   return {
     ...service,
     raw,

@@ -1,9 +1,10 @@
 // Apps with the change feed on, each test file on a Redis database of its own (the stream is one per database).
 import http from 'node:http';
-import type { Redis } from 'ioredis';
+import Redis from 'ioredis';
 import { type ChangeEvent, toEvent } from '../../src/feed/event';
 import { createKeyspace } from '../../src/redis/keys';
 import { type TestApp, testApp } from './app';
+import { cleanup } from './keys';
 
 /** The feed's stream key (the same in every database). */
 export const STREAM = createKeyspace('').changes;
@@ -15,15 +16,26 @@ export function databaseUrl(db: number): string {
   return url.toString();
 }
 
-/** An app with SVC_CHANGES_ENABLED on database `db`; closing it also drops that database's stream. */
+/**
+ * An app with SVC_CHANGES_ENABLED on database `db`, with `raw` on that database; closing it removes its keys there
+ * and drops that database's stream.
+ */
 export async function feedApp(name: string, db: number, env: Record<string, string> = {}): Promise<TestApp> {
-  const app = await testApp(name, { SVC_REDIS_URL: databaseUrl(db), SVC_CHANGES_ENABLED: 'true', ...env });
-  await app.raw.del(STREAM);
+  const url = databaseUrl(db);
+  const app = await testApp(name, { SVC_REDIS_URL: url, SVC_CHANGES_ENABLED: 'true', ...env });
+  const raw = new Redis(url);
+  await raw.del(STREAM);
   return {
     ...app,
+    raw,
     async close() {
-      await app.raw.del(STREAM).catch(() => {});
-      await app.close();
+      try {
+        await cleanup(raw, app.prefix);
+        await raw.del(STREAM);
+      } finally {
+        await raw.quit().catch(() => raw.disconnect());
+        await app.close();
+      }
     },
   };
 }
