@@ -6,6 +6,7 @@ import type { RedisClient, Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
 import type { Fence } from '../redis/failover-fence';
 import type { Keyspace } from '../redis/keys';
+import { preconditionFailed, unwrapped } from './etag';
 import type { Command, Op, Outcome } from './op';
 
 /** Where operations run, and how long Redis may take to answer them. */
@@ -42,9 +43,11 @@ const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 const answered = (replies: Reply[]) => replies.every(([err]) => err === null || err.name === 'ReplyError');
 
 /** The one place where Redis error replies become API errors. */
-function replyError(err: Error, command: Command): ApiError {
+function replyError(err: Error, wrapped: Command): ApiError {
+  const command = unwrapped(wrapped);
   const key = command.keys[0] ?? '';
   const [code, actual] = err.message.split(' ', 2);
+  if (code === 'PRECONDITION_FAILED') return preconditionFailed(key, actual as string);
   if (code === 'WRONGTYPE_OF') {
     return new ApiError('wrong_type', `Key '${key}' holds a ${actual}, not a ${command.args[0]}`, {
       details: { key, type: actual },
@@ -186,7 +189,12 @@ export interface BatchOutcome {
 }
 
 /** How typed-batch-n names our three scripts. */
-const BATCHED: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
+const BATCHED: Record<string, 'r' | 'w' | 'i' | 'e'> = {
+  typedRead: 'r',
+  typedWrite: 'w',
+  typedIncr: 'i',
+  typedEtag: 'e',
+};
 
 /** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
 function slotOf(store: Store, c: Command): number {
@@ -200,7 +208,7 @@ function slotOf(store: Store, c: Command): number {
  * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
  * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
  */
-async function exec(store: Store, slot: number, commands: Command[]): Promise<Reply[]> {
+async function exec(store: Store, slot: number, commands: Command[], all: boolean): Promise<Reply[]> {
   const keys: string[] = [];
   const ops: string[][] = [];
   let writes = false;
@@ -217,15 +225,37 @@ async function exec(store: Store, slot: number, commands: Command[]): Promise<Re
     store,
     slot,
     'typedBatch',
-    [keys.length, keys, [JSON.stringify(ops)]],
+    [keys.length, keys, all ? [JSON.stringify(ops), 'all'] : [JSON.stringify(ops)]],
     writes,
   );
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }
 
-/** Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order. */
-export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchOutcome> {
+/**
+ * `"atomic": "all"` found an item whose If-Match fails (`i`: 1-based in the group): the batch is refused whole.
+ * Other errors pass through.
+ */
+function refusedWhole(
+  err: Error,
+  ops: readonly Op[],
+  commands: readonly Command[],
+  indexes: number[],
+): Error {
+  const [code, i, current] = err.message.split(' ');
+  if (code !== 'PRECONDITION_FAILED') return err;
+  const command = commands[indexes[Number(i) - 1] as number] as Command;
+  const index = ops.findIndex((op) => op.commands.includes(command));
+  const e = preconditionFailed(command.keys[0] as string, current as string);
+  const message = `operations[${index}]: ${e.message}; nothing was applied ("atomic": "all")`;
+  return new ApiError(e.type, message, { details: { index }, headers: e.headers });
+}
+
+/**
+ * Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order.
+ * `all`: no operation runs unless every If-Match holds (one hash slot only, else 400).
+ */
+export async function runBatch(store: Store, ops: readonly Op[], all = false): Promise<BatchOutcome> {
   const commands = ops.flatMap((op) => op.commands);
   const groups = new Map<number, number[]>();
   commands.forEach((c, i) => {
@@ -234,6 +264,12 @@ export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchO
     if (group) group.push(i);
     else groups.set(slot, [i]);
   });
+  if (all && groups.size > 1) {
+    throw new ApiError(
+      'invalid_request',
+      '"atomic": "all" needs every key of the batch in one Redis Cluster hash slot (an SVC_KEY_PREFIX with a hash tag)',
+    );
+  }
   const replies: Reply[] = new Array(commands.length);
   const observer = observers.get(store.redis);
   const start = observer ? process.hrtime.bigint() : 0n;
@@ -243,7 +279,10 @@ export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchO
         store,
         slot,
         indexes.map((i) => commands[i] as Command),
-      );
+        all,
+      ).catch((err: Error) => {
+        throw all ? refusedWhole(err, ops, commands, indexes) : err;
+      });
       indexes.forEach((commandIndex, j) => {
         replies[commandIndex] = groupReplies[j] as Reply;
       });

@@ -1,0 +1,82 @@
+// ETags: an operation run under an If-Match precondition, or answering its key's ETag (typed_etag in typed.lua).
+import { ApiError } from '../errors';
+import type { Command, Op } from './op';
+
+/**
+ * What a request asks of its key's ETag. `match` is the precondition as typed_etag takes it: '' none, '*' (the
+ * key must exist) or '=' followed by the strong entity-tags it lists, each quoted. `answer` asks for the ETag
+ * after the operation; computing it reads the whole key, so only requests that use ETags pay for it.
+ */
+export interface EtagRequest {
+  readonly match: string;
+  readonly answer: boolean;
+}
+
+/** The entity-tags of a list (the contract checked its syntax), each with its `W/` when weak: left to right. */
+const entityTags = (header: string) => header.match(/(?:W\/)?"[^"]*"/g) ?? [];
+
+/** The precondition of an If-Match value (RFC 9110 §13.1.1): weak tags never match, strong comparison only. */
+export function ifMatchCondition(header: string | undefined): string {
+  if (header === undefined) return '';
+  if (header.trim() === '*') return '*';
+  return `=${entityTags(header)
+    .filter((tag) => !tag.startsWith('W/'))
+    .join(',')}`;
+}
+
+/** Whether an If-None-Match value matches `etag` (weak comparison, RFC 9110 §13.1.2): a 304 for a read. */
+export function noneMatch(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return entityTags(header).some((tag) => (tag.startsWith('W/') ? tag.slice(2) : tag) === etag);
+}
+
+const KIND: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
+
+/** The ETag command's arguments after the wrapped ones' position: [kind, precondition, answer]. */
+export const ETAG_ARGS = 3;
+
+/**
+ * `op` under `request`: its one typed command runs inside typed_etag, which checks the precondition first (a
+ * failure is 412 precondition_failed, nothing done) and answers the ETag after it. The outcome is `op`'s own,
+ * with `etag` (quoted) when the key exists. An operation over several keys, or asking nothing, is left as it is.
+ */
+export function withEtag(op: Op, { match, answer }: EtagRequest): Op {
+  const [command] = op.commands;
+  const kind = command && KIND[command.name];
+  if (op.commands.length !== 1 || !command || !kind || (match === '' && !answer)) return op;
+  const wrapped: Command = {
+    name: 'typedEtag',
+    keys: command.keys,
+    args: [kind, match, answer ? '1' : '0', ...command.args],
+  };
+  return {
+    writes: op.writes,
+    keys: op.keys,
+    commands: [wrapped],
+    result: ([reply]) => {
+      const [inner, etag] = reply as [unknown, string | null];
+      const outcome = op.result([inner]);
+      return etag ? { ...outcome, etag: `"${etag}"` } : outcome;
+    },
+  };
+}
+
+/** The command an ETag command wraps, as replies' errors are read against it (its type, its arguments). */
+export function unwrapped(command: Command): Command {
+  return command.name === 'typedEtag' ? { ...command, args: command.args.slice(ETAG_ARGS) } : command;
+}
+
+/** If-Match (a batch item's `if_match`) lists no ETag of the key as it is: `current` is its ETag, '-' if missing. */
+export function preconditionFailed(key: string, current: string): ApiError {
+  if (current === '-') {
+    return new ApiError('precondition_failed', `Key '${key}' does not exist, so no If-Match condition holds`);
+  }
+  const etag = `"${current}"`;
+  return new ApiError(
+    'precondition_failed',
+    `Key '${key}' has changed: its ETag is ${etag}, not one If-Match lists`,
+    {
+      headers: { ETag: etag },
+    },
+  );
+}
