@@ -40,7 +40,7 @@ describe.each(FAMILIES.map((f) => [f.name, f] as const))('a whole %s read', (nam
     expect((await api().get(`/store/${name}/${name}-r`)).headers.etag).not.toBe(get.headers.etag);
   });
 
-  test('when If-None-Match lists the current ETag, then 304 with the ETag and no body; once changed, 200', async () => {
+  test('when If-None-Match lists the current ETag, then 304 with the ETag and no body; otherwise 200, and 404 once the key is gone', async () => {
     await seed(family, `${name}-304`);
     const first = await api().get(`/store/${name}/${name}-304`);
     const etag = first.headers.etag as string;
@@ -52,8 +52,6 @@ describe.each(FAMILIES.map((f) => [f.name, f] as const))('a whole %s read', (nam
     const other = await api().get(`/store/${name}/${name}-304`).set('If-None-Match', '"other"');
     expect(other.status).toBe(200);
     await t.raw.del(raw(`${name}-304`));
-    await seed(family, `${name}-304`);
-    await t.raw.call('RENAME', raw(`${name}-304`), raw(`${name}-304-old`));
     const gone = await api().get(`/store/${name}/${name}-304`).set('If-None-Match', etag);
     expect(gone.status).toBe(404);
   });
