@@ -131,10 +131,11 @@ local function typed_etag(key, argv)
   if type(reply) == 'table' and reply.err then return reply end
   local tag = false
   if argv[3] == '1' and typed then
-    -- A whole-string read has the value in hand: no second GET.
-    local value = nil
+    -- A read changes nothing (and a whole-string read has the value in hand: no second GET).
+    local value, now = nil, actual
+    if argv[1] ~= 'r' then now = redis.call('TYPE', key)['ok'] end
     if argv[1] == 'r' and expected == 'string' and inner[2] == 'GET' and reply then value = reply[1] end
-    tag = etag_of(key, redis.call('TYPE', key)['ok'], value) or false
+    tag = etag_of(key, now, value) or false
   end
   if reply == nil then reply = false end
   return {reply, tag}
