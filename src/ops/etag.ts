@@ -38,12 +38,18 @@ export const ETAG_ARGS = 3;
 /**
  * `op` under `request`: its one typed command runs inside typed_etag, which checks the precondition first (a
  * failure is 412 precondition_failed, nothing done) and answers the ETag after it. The outcome is `op`'s own,
- * with `etag` (quoted) when the key exists. An operation over several keys, or asking nothing, is left as it is.
+ * with `etag` (quoted) when the key exists. An operation asking nothing is left as it is; one that cannot be
+ * wrapped (several commands, not a typed script) answers no ETag and refuses a precondition (400).
  */
 export function withEtag(op: Op, { match, answer }: EtagRequest): Op {
+  if (match === '' && !answer) return op;
   const [command] = op.commands;
   const kind = command && KIND[command.name];
-  if (op.commands.length !== 1 || !command || !kind || (match === '' && !answer)) return op;
+  if (op.commands.length !== 1 || !command || !kind) {
+    // A condition that could not be checked must not be ignored: that would be a silent lost update.
+    if (match !== '') throw new ApiError('invalid_request', 'This operation does not take If-Match');
+    return op;
+  }
   const wrapped: Command = {
     name: 'typedEtag',
     keys: command.keys,
