@@ -154,6 +154,7 @@ describe('batch item types', () => {
       'HashBatchOperation',
       'SetBatchOperation',
       'StringBatchOperation',
+      'ZsetBatchOperation',
     ]);
     for (const [name, schema] of withTags) {
       const mapping = schema.discriminator?.mapping ?? {};

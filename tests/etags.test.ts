@@ -34,8 +34,10 @@ describe.each(FAMILIES.map((f) => [f.name, f] as const))('a whole %s read', (nam
       string: ['APPEND', 'x'],
       hash: ['HSET', 'g', 'w'],
       set: ['SADD', 'o'],
+      zset: ['ZADD', '5', 'o'],
+      list: ['RPUSH', 'o'],
     };
-    const [command, ...args] = change[name] ?? [family.sample[0], ...family.sample.slice(1), 'extra'];
+    const [command, ...args] = change[name] as string[];
     await t.raw.call(command as string, raw(`${name}-r`), ...args);
     expect((await api().get(`/store/${name}/${name}-r`)).headers.etag).not.toBe(get.headers.etag);
   });

@@ -36,32 +36,43 @@ const KIND: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w',
 export const ETAG_ARGS = 3;
 
 /**
- * `op` under `request`: its one typed command runs inside typed_etag, which checks the precondition first (a
- * failure is 412 precondition_failed, nothing done) and answers the ETag after it. The outcome is `op`'s own,
- * with `etag` (quoted) when the key exists. An operation asking nothing is left as it is; one that cannot be
- * wrapped (several commands, not a typed script) answers no ETag and refuses a precondition (400).
+ * The command of `op` that typed_etag wraps: its only command, or, when it reads the key before writing it (a
+ * sorted set's ZCARD before ZADD), its only write, as long as every command is on one key (one script call runs
+ * them in order, so the check still comes right before the write). -1 when there is no such command.
+ */
+function target(op: Op): number {
+  const { commands } = op;
+  if (commands.length === 1) return KIND[commands[0]?.name as string] ? 0 : -1;
+  const key = commands[0]?.keys[0];
+  if (commands.some((c) => c.keys.length !== 1 || c.keys[0] !== key || !KIND[c.name])) return -1;
+  const writes = commands.flatMap((c, i) => (c.name === 'typedRead' ? [] : [i]));
+  return writes.length === 1 ? (writes[0] as number) : -1;
+}
+
+/**
+ * `op` under `request`: its typed command (see target) runs inside typed_etag, which checks the precondition
+ * first (a failure is 412 precondition_failed, nothing written) and answers the ETag after it. The outcome is
+ * `op`'s own, with `etag` (quoted) when the key exists. An operation asking nothing is left as it is; one that
+ * cannot be wrapped answers no ETag and refuses a precondition (400 rather than a condition ignored).
  */
 export function withEtag(op: Op, { match, answer }: EtagRequest): Op {
   if (match === '' && !answer) return op;
-  const [command] = op.commands;
-  const kind = command && KIND[command.name];
-  if (op.commands.length !== 1 || !command || !kind) {
-    // A condition that could not be checked must not be ignored: that would be a silent lost update.
+  const index = target(op);
+  const command = op.commands[index];
+  if (!command) {
     if (match !== '') throw new ApiError('invalid_request', 'This operation does not take If-Match');
     return op;
   }
-  const wrapped: Command = {
-    name: 'typedEtag',
-    keys: command.keys,
-    args: [kind, match, answer ? '1' : '0', ...command.args],
-  };
+  const commands = [...op.commands];
+  const args = [KIND[command.name] as string, match, answer ? '1' : '0', ...command.args];
+  commands[index] = { name: 'typedEtag', keys: command.keys, args };
   return {
     writes: op.writes,
     keys: op.keys,
-    commands: [wrapped],
-    result: ([reply]) => {
-      const [inner, etag] = reply as [unknown, string | null];
-      const outcome = op.result([inner]);
+    commands,
+    result: (replies) => {
+      const [inner, etag] = replies[index] as [unknown, string | null];
+      const outcome = op.result(replies.map((reply, i) => (i === index ? inner : reply)));
       return etag ? { ...outcome, etag: `"${etag}"` } : outcome;
     },
   };

@@ -61,8 +61,15 @@ function replyError(err: Error, wrapped: Command): ApiError {
 
 /** INCRBY and co. refused: the stored value is not a number of the kind asked for, or the result is out of range. */
 function notANumber(message: string, command: Command): ApiError {
-  const [type, , cmd, field] = command.args;
+  const [type, , cmd, field, member] = command.args;
   const key = command.keys[0];
+  if (type === 'zset') {
+    const name = String(member).slice(0, 100);
+    return new ApiError(
+      'not_a_number',
+      `The score of member '${name}' of sorted set '${key}' cannot be incremented: the result would be NaN (inf - inf)`,
+    );
+  }
   const where = type === 'hash' ? `Field '${String(field).slice(0, 100)}' of hash '${key}'` : `Key '${key}'`;
   const cause = /overflow|NaN|Infinity/.test(message)
     ? 'the result would be out of range (a 64-bit integer, or a finite number)'
