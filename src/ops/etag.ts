@@ -32,8 +32,8 @@ export function noneMatch(header: string, etag: string): boolean {
 
 const KIND: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
 
-/** The ETag command's arguments after the wrapped ones' position: [kind, precondition, answer]. */
-export const ETAG_ARGS = 3;
+/** The ETag command's arguments before the wrapped command's own: kind, answer and precondition in one. */
+export const ETAG_ARGS = 1;
 
 /**
  * The command of `op` that typed_etag wraps: its only command, or, when it reads the key before writing it (a
@@ -64,7 +64,7 @@ export function withEtag(op: Op, { match, answer }: EtagRequest): Op {
     return op;
   }
   const commands = [...op.commands];
-  const args = [KIND[command.name] as string, match, answer ? '1' : '0', ...command.args];
+  const args = [`${KIND[command.name]}${answer ? '1' : '0'}${match}`, ...command.args];
   commands[index] = { name: 'typedEtag', keys: command.keys, args };
   return {
     writes: op.writes,

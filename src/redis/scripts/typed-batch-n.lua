@@ -15,14 +15,16 @@ local RUN = {r = typed_read, w = typed_write, i = typed_incr, e = typed_etag}
 if ARGV[2] == 'all' then
   for i = 1, #KEYS do
     local op = ops[i]
-    if op[1] == 'e' and op[3] ~= '' then
+    -- {'e', kind .. answer .. precondition, type, ...}: see typed_etag.
+    local match = op[1] == 'e' and string.sub(op[2], 3) or ''
+    if match ~= '' then
       local actual = redis.call('TYPE', KEYS[i])['ok']
       -- A key of another type fails its own operation (wrong_type), as in the default mode.
-      if actual == op[5] or actual == 'none' then
-        local ok, current = etag_matches(KEYS[i], actual, op[3])
+      if actual == op[3] or actual == 'none' then
+        local ok, current = etag_matches(KEYS[i], actual, match)
         if not ok then return redis.error_reply('PRECONDITION_FAILED ' .. i .. ' ' .. (current or '-')) end
       end
-      op[3] = ''
+      op[2] = string.sub(op[2], 1, 2)
     end
   end
 end

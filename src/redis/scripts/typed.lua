@@ -129,17 +129,18 @@ end
 local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr}
 
 -- Runs typed_read ('r'), typed_write ('w') or typed_incr ('i') under an If-Match precondition, answering the ETag.
--- argv[1]  which of the three
--- argv[2]  the precondition: '' none, '*' or '=' + entity-tags (see etag_matches)
--- argv[3]  '1' to answer the key's ETag after the operation, '0' not
--- argv[4..] the operation's own arguments (argv[4] is the expected type)
+-- argv[1]  which of the three, then '1' to answer the key's ETag after the operation or '0' not, then the
+--          precondition: '' none, '*' or '=' + entity-tags (see etag_matches); e.g. 'r1', 'w1="3a..","b7.."'.
+--          One argument rather than three: the client's cost grows with the number of arguments.
+-- argv[2..] the operation's own arguments (argv[2] is the expected type)
 -- Returns {the operation's reply (nil as false), ETag after it or false}; fails like the operation, or with
 -- "PRECONDITION_FAILED <current ETag, or - when the key does not exist>" and then nothing is done. A key of
 -- another type fails as the operation would (wrong_type), whatever the precondition.
 local function typed_etag(key, argv)
-  local run, match = ETAG_RUN[argv[1]], argv[2]
+  local kind, answer, match = string.sub(argv[1], 1, 1), string.sub(argv[1], 2, 2), string.sub(argv[1], 3)
+  local run = ETAG_RUN[kind]
   local inner = {}
-  for i = 4, #argv do inner[i - 3] = argv[i] end
+  for i = 2, #argv do inner[i - 1] = argv[i] end
   local expected = inner[1]
   local actual = redis.call('TYPE', key)['ok']
   local typed = actual == expected or actual == 'none'
@@ -150,11 +151,11 @@ local function typed_etag(key, argv)
   local reply = run(key, inner)
   if type(reply) == 'table' and reply.err then return reply end
   local tag = false
-  if argv[3] == '1' and typed then
+  if answer == '1' and typed then
     -- A read changes nothing (and a whole-string read has the value in hand: no second GET).
     local value, now = nil, actual
-    if argv[1] ~= 'r' then now = redis.call('TYPE', key)['ok'] end
-    if argv[1] == 'r' and expected == 'string' and inner[2] == 'GET' and reply then value = reply[1] end
+    if kind ~= 'r' then now = redis.call('TYPE', key)['ok'] end
+    if kind == 'r' and expected == 'string' and inner[2] == 'GET' and reply then value = reply[1] end
     tag = etag_of(key, now, value) or false
   end
   if reply == nil then reply = false end
