@@ -93,7 +93,7 @@ export function preconditionFailed(key: string, current: string): ApiError {
     'precondition_failed',
     `Key '${key}' has changed: its ETag is ${etag}, not one If-Match lists`,
     {
-      headers: { ETag: etag },
+      headers: { etag },
     },
   );
 }

@@ -44,7 +44,7 @@ export function batchRoute(routes: Routes, ctx: Context, path: string, factories
         if (outcome instanceof ApiError) {
           const { type: error, message, status, headers } = outcome;
           // A failed if_match names the key's current ETag, as the header of a single request would.
-          return { type, success: false, error: { error, message, status, ...etag(headers?.ETag) } };
+          return { type, success: false, error: { error, message, status, ...etag(headers?.etag) } };
         }
         return { type, success: true, ...outcome.body, ...etag(outcome.etag) };
       });
