@@ -6,6 +6,7 @@ import type { RedisClient, Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
 import type { Fence } from '../redis/failover-fence';
 import type { Keyspace } from '../redis/keys';
+import type { WaiterPool } from '../redis/waiters';
 import type { Command, Op, Outcome } from './op';
 
 /** Where operations run, and how long Redis may take to answer them. */
@@ -22,6 +23,8 @@ export interface Store {
   readonly durable?: DurableWriter;
   /** Behind Sentinel: closed while a failover is under way, when writes are refused rather than risked. */
   readonly fence?: Fence;
+  /** The connections of blocking commands (a list pop's `wait`); without it such a wait answers 503. */
+  readonly waiters?: WaiterPool;
 }
 
 type Invoke = (...args: unknown[]) => Promise<unknown>;
@@ -53,6 +56,11 @@ function replyError(err: Error, command: Command): ApiError {
   if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
   if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
   if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
+  // LSET beyond the end of a list (typed_write answers the command's own error); its index follows 'LSET'.
+  if (err.message === 'ERR index out of range') {
+    const index = command.args[command.args.indexOf('LSET') + 1];
+    return new ApiError('index_not_found', `Index ${index} is out of range of list '${key}'`);
+  }
   return toApiError(err);
 }
 
@@ -160,9 +168,10 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
 
 /**
  * Runs one operation. One command goes out alone (auto-pipelining); several (set algebra reading many keys)
- * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster).
+ * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster). An operation
+ * with `whenEmpty` runs it instead of answering 404 not_found; `abandoned` tells it that the client left.
  */
-export async function runOp(store: Store, op: Op): Promise<Outcome> {
+export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Promise<Outcome> {
   const [command] = op.commands;
   let outcome: Outcome | ApiError;
   if (op.commands.length === 1 && command) {
@@ -175,8 +184,44 @@ export async function runOp(store: Store, op: Op): Promise<Outcome> {
   } else {
     outcome = (await runBatch(store, [op])).outcomes[0] as Outcome | ApiError;
   }
-  if (outcome instanceof ApiError) throw outcome;
+  if (outcome instanceof ApiError) {
+    if (op.whenEmpty && outcome.type === 'not_found')
+      return op.whenEmpty(store, abandoned ?? new AbortController().signal);
+    throw outcome;
+  }
   return outcome;
+}
+
+/**
+ * Sends one blocking command on a connection of its own (see redis/waiters.ts) and resolves to its reply; Redis
+ * errors become API errors as for any command. Its deadline is the wait plus the usual one, so that a
+ * legitimate wait is never cut short. `args(key)` builds the arguments around the key as Redis stores it.
+ */
+export async function runBlocking(
+  store: Store,
+  client: RedisClient,
+  command: Command,
+  args: (redisKey: string) => (string | number)[],
+  waitMs: number,
+): Promise<unknown> {
+  if (store.fence?.closed) throw failingOver();
+  const redisKey = store.keyspace.user(command.keys[0] ?? '');
+  const [err, value] = await withDeadline(
+    client.call(command.name, ...args(redisKey)),
+    waitMs + store.deadlineMs,
+  ).then(ok, failed);
+  if (err) throw replyError(err, command);
+  const { durable } = store;
+  // A write that replicas must confirm: WAIT on the same connection, as the durable writer does (a Cluster
+  // client would send WAIT to any node; there the pop is acknowledged by its primary alone).
+  if (durable && value !== null && !(client instanceof Cluster)) {
+    const confirmed = await withDeadline(
+      client.call('WAIT', durable.replicas, durable.waitTimeoutMs),
+      durable.deadlineMs,
+    ).catch(() => 0);
+    if (Number(confirmed) < durable.replicas) throw unconfirmed(durable);
+  }
+  return value;
 }
 
 export interface BatchOutcome {

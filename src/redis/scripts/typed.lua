@@ -2,7 +2,7 @@
 -- typed-incr-1 and typed-batch-n are each prefixed with (src/redis/client.ts), so that every script runs the same code.
 
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
--- argv[1]  the expected Redis type: string | hash | set
+-- argv[1]  the expected Redis type: string | hash | set | list
 -- argv[2]  optional: the read command; argv[3..] its arguments after the key
 -- Returns nil when the key does not exist, else {reply of the command (nil without one), TTL};
 -- fails with "WRONGTYPE_OF <actual type>" when the key holds another type.
@@ -16,15 +16,16 @@ local function typed_read(key, argv)
 end
 
 -- One write to `key` of a given type, with its conditions and TTL rule, atomically.
--- argv[1]  the expected Redis type: string | hash | set (a missing key is always accepted)
+-- argv[1]  the expected Redis type: string | hash | set | list (a missing key is always accepted)
 -- argv[2]  condition: '' none | 'absent' fail with KEY_EXISTS if the key exists | 'present' return nil if it does not
 -- argv[3]  '1' to drop the old content first (replace), '0' to merge into it
 -- argv[4]  TTL in seconds to set after the write, or '' to leave the expiry as the write leaves it
--- argv[5]  count command run after the write ('HLEN', 'SCARD') or ''
--- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD), '0' to send them at once;
+-- argv[5]  count command run after the write ('HLEN', 'SCARD', 'LLEN') or ''
+-- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD, RPUSH), '0' to send them at once;
 --          long argument lists are sent in chunks (Lua's unpack has a small limit) and integer replies summed
 -- argv[7]  the write command; argv[8..] its arguments after the key
--- Returns {1 if the key existed before else 0, reply of the command, count or 0}.
+-- Returns {1 if the key existed before else 0, reply of the command, count or 0}; fails with the command's own
+-- error when Redis refuses it (LSET beyond the end of a list), and then nothing was written.
 local function typed_write(key, argv)
   local actual = redis.call('TYPE', key)['ok']
   local existed = actual ~= 'none'
@@ -36,7 +37,8 @@ local function typed_write(key, argv)
   local stride, cmd, first = tonumber(argv[6]), argv[7], 8
   local reply
   if stride == 0 or #argv - first + 1 <= 1000 * stride then
-    reply = redis.call(cmd, key, unpack(argv, first))
+    reply = redis.pcall(cmd, key, unpack(argv, first))
+    if type(reply) == 'table' and reply.err then return reply end
   else
     reply = 0
     local chunk = 1000 * stride
