@@ -66,7 +66,8 @@ const indexNotFound = (index: string | number, key: string) =>
  * LIST_PAGE_MAX items.
  */
 export function pageBounds(start = 0, stop?: number): [number, number] {
-  const last = stop ?? (start < 0 ? Math.min(start + LIST_PAGE_DEFAULT - 1, -1) : start + LIST_PAGE_DEFAULT - 1);
+  const last =
+    stop ?? (start < 0 ? Math.min(start + LIST_PAGE_DEFAULT - 1, -1) : start + LIST_PAGE_DEFAULT - 1);
   if (start < 0 !== last < 0) {
     throw new ApiError(
       'invalid_request',
