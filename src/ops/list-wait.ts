@@ -24,7 +24,7 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
     if (!waiters) throw new ApiError('service_unavailable', 'Waiting pops are not available here');
     const conn = await waiters.acquire();
     let reusable = false;
-    const leave = () => conn.disconnect();
+    const leave = () => waiters.drop(conn);
     abandoned.addEventListener('abort', leave, { once: true });
     try {
       if (abandoned.aborted) throw new ApiError('service_unavailable', 'The client went away');

@@ -64,8 +64,12 @@ export class WaiterPool {
     return conn;
   }
 
-  private drop(conn: RedisClient): void {
-    this.all.delete(conn);
+  /**
+   * Closes a connection at once (a blocked one too: its command fails). Once only: each ioredis disconnect arms a
+   * timer that only the socket's close clears, so a second one would hold the process for a while after closing.
+   */
+  drop(conn: RedisClient): void {
+    if (!this.all.delete(conn)) return;
     try {
       conn.disconnect();
     } catch {
