@@ -143,8 +143,7 @@ export const SETTINGS = {
     path: 'listMaxWaiters',
     schema: int(16, 0, 10000),
     info: 'list_max_waiters',
-    description:
-      'list pops waiting at a time, each on a Redis connection of its own (`503` beyond; `0`: no waits)',
+    description: 'list pops waiting at once, each on its own Redis connection (`503` beyond)',
   },
   SVC_ADMIN_ENABLED: {
     path: 'admin.enabled',
