@@ -121,3 +121,13 @@ test('when the service closes while a pop waits, then the pop answers 503 and cl
   }
   expect((await waiting).status).toBe(503);
 });
+
+test('when a wait is longer than the Redis command deadline, then it is not cut short: 404 after the wait, not 503', async () => {
+  const short = await testApp('list-queue-deadline', { SVC_REDIS_COMMAND_TIMEOUT_MS: '500' });
+  try {
+    const res = await request(short.data).post('/store/list/q-long/pop').send({ wait: 1.5 });
+    expect([res.status, res.body.error]).toEqual([404, 'not_found']);
+  } finally {
+    await short.close();
+  }
+});
