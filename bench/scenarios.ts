@@ -7,12 +7,15 @@ export const VALUE = 'v'.repeat(64);
 export const STRING_KEY = 'bench:string';
 const HASH_KEY = 'bench:hash';
 const SET_KEY = 'bench:set';
+const LEADERBOARD_KEY = 'bench:leaderboard';
+/** Players on the board: big enough that the top 10 is a real range read, small enough to seed at once. */
+const PLAYERS = 1_000;
 /** Members cycle through this many names, so the set stays bounded and most adds find the member present. */
 const MEMBERS = 10_000;
 const BATCH_SIZE = 100;
 
 export interface Scenario {
-  id: 'get' | 'post' | 'hash' | 'member' | 'incr' | 'batch';
+  id: 'get' | 'post' | 'hash' | 'member' | 'incr' | 'leaderboard' | 'batch';
   title: string;
   /** Redis operations one request carries (a batch of 100 sets is 100). */
   opsPerRequest: number;
@@ -84,6 +87,20 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
     title: 'POST string incr',
     opsPerRequest: 1,
     request: { method: 'POST', path: '/store/string/bench:counter/incr', headers: json, body: '{"by":1}' },
+  },
+  {
+    // The read a leaderboard page makes on every view: the top 10 with scores (ZRANGE ... REV WITHSCORES).
+    id: 'leaderboard',
+    title: `GET zset top 10 (of ${PLAYERS.toLocaleString('en')})`,
+    opsPerRequest: 1,
+    request: { method: 'GET', path: `/store/zset/${LEADERBOARD_KEY}?rev=true&limit=10` },
+    seed: async (redis) => {
+      await redis.del(LEADERBOARD_KEY);
+      await redis.zadd(
+        LEADERBOARD_KEY,
+        ...Array.from({ length: PLAYERS }, (_, i) => [i * 7, `player${i}`]).flat(),
+      );
+    },
   },
   {
     id: 'batch',

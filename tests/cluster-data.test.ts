@@ -25,7 +25,7 @@ const api = () => request(t.data);
 const key = (k: string) => `${t.prefix}${k}`;
 
 test('the keys of this file land in different slots', () => {
-  const slots = new Set(['a', 'b', 'c', 'a-list'].map((k) => calculateSlot(key(k))));
+  const slots = new Set(['a', 'b', 'c', 'a-list', 'z-a', 'z-b', 'z-c'].map((k) => calculateSlot(key(k))));
   expect(slots.size).toBeGreaterThan(1);
 });
 
@@ -80,6 +80,29 @@ test('counters count on every node, and an incr batch over several slots answers
   expect(await raw.ttl(key('n-a'))).toBe(100);
   const field = await api().post('/store/hash/h/field/n/incr').send({ by: 2.5 });
   expect([field.status, field.body.value]).toEqual([201, 2.5]);
+});
+
+test('sorted sets work on every node, and a zset batch over several slots answers atomic: false', async () => {
+  for (const k of ['z-a', 'z-b', 'z-c']) {
+    const res = await api()
+      .post(`/store/zset/${k}`)
+      .send({ members: { alice: 1, bob: 2 } });
+    expect(res.body).toEqual({ success: true, key: k, added: 2, updated: 0, cardinality: 2 });
+    expect((await api().get(`/store/zset/${k}/member/bob`)).body).toEqual({
+      member: 'bob',
+      score: 2,
+      rank: 1,
+      rev_rank: 0,
+    });
+  }
+  const res = await api()
+    .post('/store/zset/batch')
+    .send({
+      operations: ['z-a', 'z-b', 'z-c'].map((k) => ({ type: 'incr', key: k, member: 'alice', by: 5 })),
+    });
+  expect(res.body.atomic).toBe(false);
+  expect(res.body.results.map((r: { score: number }) => r.score)).toEqual([6, 6, 6]);
+  expect(await raw.zscore(key('z-c'), 'alice')).toBe('6');
 });
 
 describe('lists on a Cluster', () => {

@@ -145,6 +145,7 @@ describe('batch item types', () => {
       'ListBatchOperation',
       'SetBatchOperation',
       'StringBatchOperation',
+      'ZsetBatchOperation',
     ]);
     for (const [name, schema] of withTags) {
       const mapping = schema.discriminator?.mapping ?? {};

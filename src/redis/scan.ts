@@ -98,11 +98,9 @@ async function describe(node: Redis, keys: string[]): Promise<KeyEntry[]> {
 }
 
 /** The command that answers a key's size, by Redis type, from the families' descriptors; other types have none. */
-const SIZE: ReadonlyMap<string, string> = new Map([
-  // Sorted sets are listed with their size before their family exists; a family's own command wins.
-  ['zset', 'ZCARD'],
-  ...FAMILIES.flatMap((f): [string, string][] => (f.sizeCommand ? [[f.redisType, f.sizeCommand]] : [])),
-]);
+const SIZE: ReadonlyMap<string, string> = new Map(
+  FAMILIES.flatMap((f): [string, string][] => (f.sizeCommand ? [[f.redisType, f.sizeCommand]] : [])),
+);
 
 /** `{key, type, ttl, size}` of one user key, or null when it does not exist. */
 export async function keyInfo(
