@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   field_not_found: 404,
   member_not_found: 404,
+  index_not_found: 404,
   unknown_endpoint: 404,
   method_not_allowed: 405,
   key_exists: 409,

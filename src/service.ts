@@ -4,12 +4,16 @@ import type { Config } from './config';
 import type { RedisClient } from './redis/client';
 import { createRedis, limiterConnection, writerConnection } from './redis/client';
 import { failoverFence } from './redis/failover-fence';
+import { WaiterPool } from './redis/waiters';
 
 /** How long close() waits for a connection's socket to close after QUIT was answered. */
 const END_WAIT_MS = 1000;
 
 /** What the service takes besides the config: the logger, and what tests and cluster workers supply. */
-export type ServiceOptions = Omit<AppDeps, 'config' | 'redis' | 'limiterRedis' | 'writerRedis' | 'fence'>;
+export type ServiceOptions = Omit<
+  AppDeps,
+  'config' | 'redis' | 'limiterRedis' | 'writerRedis' | 'fence' | 'waiters'
+>;
 
 export interface Service extends Apps {
   /** The data connection. */
@@ -65,17 +69,21 @@ export function createService(config: Config, options: ServiceOptions): Service 
   writerRedis?.on('error', () => {});
   const fence = failoverFence(writerRedis ? [redis, writerRedis] : [redis], config);
   const connections = [redis, limiterRedis, ...(writerRedis ? [writerRedis] : [])];
+  // A wait's connection timeout: the longest wait plus the usual command timeout (see ops/list-wait.ts).
+  const waitTimeoutMs = config.limits.listMaxWait * 1000 + config.redis.commandTimeoutMs;
+  const waiters = new WaiterPool(redis, config.listMaxWaiters, waitTimeoutMs);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       fence?.stop();
+      waiters.close();
       await Promise.all(connections.map(quit));
     })();
     return closing;
   };
   let apps: Apps;
   try {
-    apps = createApp({ ...options, config, redis, limiterRedis, writerRedis, fence });
+    apps = createApp({ ...options, config, redis, limiterRedis, writerRedis, fence, waiters });
   } catch (err) {
     void close();
     throw err;

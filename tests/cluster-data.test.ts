@@ -124,3 +124,42 @@ test('sorted sets work on every node, and a zset batch over several slots answer
   expect(res.body.results.map((r: { score: number }) => r.score)).toEqual([6, 6, 6]);
   expect(await raw.zscore(key('z-c'), 'alice')).toBe('6');
 });
+
+describe('lists on a Cluster', () => {
+  test('when a list is pushed, paged and popped on another node, then the typed scripts route by key', async () => {
+    expect(
+      (
+        await api()
+          .post('/store/list/l1/push')
+          .send({ values: ['a', 'b', 'c'] })
+      ).status,
+    ).toBe(201);
+    expect((await api().get('/store/list/l1')).body).toMatchObject({ values: ['a', 'b', 'c'], length: 3 });
+    expect(await raw.lrange(key('l1'), 0, -1)).toEqual(['a', 'b', 'c']);
+    expect((await api().get('/store/keys/l1')).body.size).toBe(3);
+  });
+
+  test('when a list batch spans slots, then every item applies and atomic is false', async () => {
+    const keys = ['q-a', 'q-b', 'q-c'];
+    expect(new Set(keys.map((k) => calculateSlot(key(k)))).size).toBeGreaterThan(1);
+    const res = await api()
+      .post('/store/list/batch')
+      .send({ operations: keys.map((k) => ({ type: 'push', key: k, values: ['x'] })) });
+    expect(res.body.atomic).toBe(false);
+    expect(res.body.results.every((r: { success: boolean }) => r.success)).toBe(true);
+  });
+
+  test('when a pop waits on an empty list, then a push on the Cluster answers it', async () => {
+    const waiting = new Promise<request.Response>((resolve, reject) =>
+      api().post('/store/list/q-wait/pop').send({ wait: 20 }).then(resolve, reject),
+    );
+    const pool = t.context.store.waiters;
+    const end = Date.now() + 20_000;
+    while (pool?.waiting !== 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await api()
+      .post('/store/list/q-wait/push')
+      .send({ values: ['job'] });
+    const res = await waiting;
+    expect(res.body).toEqual({ success: true, values: ['job'] });
+  });
+});

@@ -152,6 +152,7 @@ describe('batch item types', () => {
     const withTags = Object.entries(schemas()).filter(([, s]) => s.discriminator);
     expect(withTags.map(([name]) => name).sort()).toEqual([
       'HashBatchOperation',
+      'ListBatchOperation',
       'SetBatchOperation',
       'StringBatchOperation',
       'ZsetBatchOperation',

@@ -14,7 +14,12 @@ type Schema = Record<string, unknown>;
 const api = () => request(t.data);
 const raw = (key: string) => `${t.prefix}${key}`;
 const schemas = () => (t.context.contract.document.components as { schemas: Record<string, Schema> }).schemas;
-const named = (ref: unknown) => schemas()[String(ref).split('/').pop() as string] as Schema;
+/** The schema a `#/components/schemas/...` reference points to (also inside one: `.../IncrRequest/properties/ttl`). */
+const named = (ref: unknown) =>
+  String(ref)
+    .replace('#/components/schemas/', '')
+    .split('/')
+    .reduce<Schema>((at, part) => at[part] as Schema, schemas());
 const capitalised = (name: string) => `${name[0]?.toUpperCase()}${name.slice(1)}`;
 const batch = (family: string, operations: unknown[], atomic?: 'all') =>
   api()
@@ -24,8 +29,11 @@ const etagOf = async (family: string, key: string) =>
   (await api().get(`/store/${family}/${key}`)).headers.etag as string;
 
 /** A valid value for a schema of the contract: its first example, else the smallest value of its type. */
-function sample(schema: Schema): unknown {
+function sample(schema: Schema | undefined): unknown {
+  if (!schema) return 'v';
   if (schema.$ref) return sample(named(schema.$ref));
+  const choices = (schema.oneOf ?? schema.anyOf) as Schema[] | undefined;
+  if (choices) return sample(choices[0]);
   if (schema.example !== undefined) return schema.example;
   if (Array.isArray(schema.examples)) return schema.examples[0];
   if ('const' in schema) return schema.const;

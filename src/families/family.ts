@@ -26,7 +26,10 @@ export interface FamilyDeclaration<Ops extends OpTable, Name, Type, Size> {
   readonly name: Name;
   /** What Redis's TYPE answers for a key of this family. */
   readonly redisType: Type;
-  /** The command that counts a key's elements (a write answers the new total with it); null when none. */
+  /**
+   * The command that answers a key's size (a write answers the new total with it; key info shows it): its
+   * elements, a string's length in bytes; null when none.
+   */
   readonly sizeCommand: Size;
   /** A command and arguments (after the key) that create a sample key of this family, for tests. */
   readonly sample: readonly [string, ...string[]];

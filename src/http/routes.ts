@@ -50,7 +50,7 @@ export class Routes {
     this.custom(method, path, async (input, _req, res) => {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
-      const outcome = await runOp(this.ctx.store, op);
+      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res));
       if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
       else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });
@@ -80,6 +80,15 @@ export class Routes {
     const body = operation.hasBody ? [this.readBody(path)] : [];
     this.router[method](underPrefixes(path), this.guards, ...body, run);
   }
+}
+
+/** Aborted when the client goes away before its answer was sent (only operations that may wait ask for it). */
+function abandoned(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }
 
 function requireJson(req: Request): void {

@@ -36,9 +36,9 @@ const KIND: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w',
 export const ETAG_ARGS = 1;
 
 /**
- * The command of `op` that typed_etag wraps: its only command, or, when it reads the key before writing it (a
- * sorted set's ZCARD before ZADD), its only write, as long as every command is on one key (one script call runs
- * them in order, so the check still comes right before the write). -1 when there is no such command.
+ * The command of `op` that typed_etag wraps: its only command; or, when every command is on one key (one script
+ * call runs them in order, atomically), its only write (a sorted set's ZCARD before ZADD: the check still comes
+ * right before the write), or the first of reads only (a list page and its length). -1 when there is none.
  */
 function target(op: Op): number {
   const { commands } = op;
@@ -46,6 +46,7 @@ function target(op: Op): number {
   const key = commands[0]?.keys[0];
   if (commands.some((c) => c.keys.length !== 1 || c.keys[0] !== key || !KIND[c.name])) return -1;
   const writes = commands.flatMap((c, i) => (c.name === 'typedRead' ? [] : [i]));
+  if (writes.length === 0) return 0;
   return writes.length === 1 ? (writes[0] as number) : -1;
 }
 
@@ -66,9 +67,9 @@ export function withEtag(op: Op, { match, answer }: EtagRequest): Op {
   const commands = [...op.commands];
   const args = [`${KIND[command.name]}${answer ? '1' : '0'}${match}`, ...command.args];
   commands[index] = { name: 'typedEtag', keys: command.keys, args };
+  // Spread: an operation's other members (a list pop's whenEmpty) stay as they are.
   return {
-    writes: op.writes,
-    keys: op.keys,
+    ...op,
     commands,
     result: (replies) => {
       const [inner, etag] = replies[index] as [unknown, string | null];

@@ -2,7 +2,7 @@
 -- typed-incr-1 and typed-batch-n are each prefixed with (src/redis/client.ts), so that every script runs the same code.
 
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
--- argv[1]  the expected Redis type: string | hash | set | zset
+-- argv[1]  the expected Redis type: string | hash | set | list | zset
 -- argv[2]  optional: the read command; argv[3..] its arguments after the key
 -- Returns nil when the key does not exist, else {reply of the command (nil without one), TTL};
 -- fails with "WRONGTYPE_OF <actual type>" when the key holds another type.
@@ -15,25 +15,27 @@ local function typed_read(key, argv)
   return {reply, redis.call('TTL', key)}
 end
 
--- Runs `cmd key [flags...] argv[from..to]`; flags (nil when none) are repeated by every chunk of a long write.
-local function call_range(cmd, key, flags, argv, from, to)
-  if not flags then return redis.call(cmd, key, unpack(argv, from, to)) end
+-- Runs `cmd key [flags...] argv[from..to]` with `call` (redis.call, or redis.pcall to get an error as a reply);
+-- flags (nil when none) are repeated by every chunk of a long write.
+local function call_range(call, cmd, key, flags, argv, from, to)
+  if not flags then return call(cmd, key, unpack(argv, from, to)) end
   local args = {unpack(flags)}
   for j = from, to do args[#args + 1] = argv[j] end
-  return redis.call(cmd, key, unpack(args))
+  return call(cmd, key, unpack(args))
 end
 
 -- One write to `key` of a given type, with its conditions and TTL rule, atomically.
--- argv[1]  the expected Redis type: string | hash | set | zset (a missing key is always accepted)
+-- argv[1]  the expected Redis type: string | hash | set | list | zset (a missing key is always accepted)
 -- argv[2]  condition: '' none | 'absent' fail with KEY_EXISTS if the key exists | 'present' return nil if it does not
 -- argv[3]  '1' to drop the old content first (replace), '0' to merge into it
 -- argv[4]  TTL in seconds to set after the write, or '' to leave the expiry as the write leaves it
--- argv[5]  count command run after the write ('HLEN', 'SCARD', 'ZCARD') or ''
--- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD), '0' to send them at once;
+-- argv[5]  count command run after the write ('HLEN', 'SCARD', 'LLEN', 'ZCARD') or ''
+-- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD, RPUSH), '0' to send them at once;
 --          long argument lists are sent in chunks (Lua's unpack has a small limit) and integer replies summed
 -- argv[7]  the write command, optionally followed by flags that every chunk repeats, space-separated
 --          ('ZADD NX CH'); argv[8..] its arguments after the key (and the flags)
--- Returns {1 if the key existed before else 0, reply of the command, count or 0}.
+-- Returns {1 if the key existed before else 0, reply of the command, count or 0}; fails with the command's own
+-- error when Redis refuses it (LSET beyond the end of a list), and then nothing was written.
 local function typed_write(key, argv)
   local actual = redis.call('TYPE', key)['ok']
   local existed = actual ~= 'none'
@@ -51,12 +53,13 @@ local function typed_write(key, argv)
   end
   local reply
   if stride == 0 or #argv - first + 1 <= 1000 * stride then
-    reply = call_range(cmd, key, flags, argv, first, #argv)
+    reply = call_range(redis.pcall, cmd, key, flags, argv, first, #argv)
+    if type(reply) == 'table' and reply.err then return reply end
   else
     reply = 0
     local chunk = 1000 * stride
     for i = first, #argv, chunk do
-      reply = reply + call_range(cmd, key, flags, argv, i, math.min(i + chunk - 1, #argv))
+      reply = reply + call_range(redis.call, cmd, key, flags, argv, i, math.min(i + chunk - 1, #argv))
     end
   end
 
