@@ -130,6 +130,20 @@ describe('If-Match on every write route', () => {
   });
 });
 
+describe('DELETE /store/keys/{key} (any type)', () => {
+  test('when If-Match lists another ETag, then 412 and the key stays; with its ETag, it is deleted', async () => {
+    await t.raw.rpush(raw('any'), 'a');
+    const etag = (await api().get('/store/list/any')).headers.etag as string;
+    const stale = await api().delete('/store/keys/any').set('If-Match', '"0000"');
+    expect([stale.status, stale.headers.etag]).toEqual([412, etag]);
+    expect(await t.raw.exists(raw('any'))).toBe(1);
+    const res = await api().delete('/store/keys/any').set('If-Match', etag);
+    expect([res.status, res.body]).toEqual([200, { success: true, deleted: true }]);
+    const gone = await api().delete('/store/keys/any').set('If-Match', '*');
+    expect([gone.status, gone.body.error]).toEqual([412, 'precondition_failed']);
+  });
+});
+
 describe('If-Match: *', () => {
   test('when a whole-key write is sent with it, then it applies to an existing key and is 412 on a missing one', async () => {
     const missing = await api()

@@ -7,7 +7,7 @@ import type { DurableWriter } from '../redis/durable';
 import type { Fence } from '../redis/failover-fence';
 import type { Keyspace } from '../redis/keys';
 import type { WaiterPool } from '../redis/waiters';
-import { preconditionFailed } from './etag';
+import { refusedWhole } from './etag';
 import type { Command, Op, Outcome } from './op';
 import { replyError } from './replies';
 
@@ -241,25 +241,6 @@ async function exec(store: Store, slot: number, commands: Command[], all: boolea
   );
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
-}
-
-/**
- * `"atomic": "all"` found an item whose If-Match fails (`i`: 1-based in the group): the batch is refused whole.
- * Other errors pass through.
- */
-function refusedWhole(
-  err: Error,
-  ops: readonly Op[],
-  commands: readonly Command[],
-  indexes: number[],
-): Error {
-  const [code, i, current] = err.message.split(' ');
-  if (code !== 'PRECONDITION_FAILED') return err;
-  const command = commands[indexes[Number(i) - 1] as number] as Command;
-  const index = ops.findIndex((op) => op.commands.includes(command));
-  const e = preconditionFailed(command.keys[0] as string, current as string);
-  const message = `operations[${index}]: ${e.message}; nothing was applied ("atomic": "all")`;
-  return new ApiError(e.type, message, { details: { index }, headers: e.headers });
 }
 
 /**

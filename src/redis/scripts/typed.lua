@@ -129,13 +129,15 @@ local function etag_matches(key, actual, match)
   return current ~= nil and string.find(match, '"' .. current .. '"', 2, true) ~= nil, current
 end
 
-local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr}
+-- 'd': DEL of a key of any type (expected type '*'), for DELETE /store/keys/{key}.
+local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = function(key) return redis.call('DEL', key) end}
 
--- Runs typed_read ('r'), typed_write ('w') or typed_incr ('i') under an If-Match precondition, answering the ETag.
+-- Runs typed_read ('r'), typed_write ('w'), typed_incr ('i') or a DEL ('d') under an If-Match precondition,
+-- answering the ETag.
 -- argv[1]  which of the three, then '1' to answer the key's ETag after the operation or '0' not, then the
 --          precondition: '' none, '*' or '=' + entity-tags (see etag_matches); e.g. 'r1', 'w1="3a..","b7.."'.
 --          One argument rather than three: the client's cost grows with the number of arguments.
--- argv[2..] the operation's own arguments (argv[2] is the expected type)
+-- argv[2..] the operation's own arguments (argv[2] is the expected type; '*' any, for 'd')
 -- Returns {the operation's reply (nil as false), ETag after it or false}; fails like the operation, or with
 -- "PRECONDITION_FAILED <current ETag, or - when the key does not exist>" and then nothing is done. A key of
 -- another type fails as the operation would (wrong_type), whatever the precondition.
@@ -146,7 +148,7 @@ local function typed_etag(key, argv)
   for i = 2, #argv do inner[i - 1] = argv[i] end
   local expected = inner[1]
   local actual = redis.call('TYPE', key)['ok']
-  local typed = actual == expected or actual == 'none'
+  local typed = actual == expected or actual == 'none' or expected == '*'
   if match ~= '' and typed then
     local ok, current = etag_matches(key, actual, match)
     if not ok then return redis.error_reply('PRECONDITION_FAILED ' .. (current or '-')) end
