@@ -82,6 +82,26 @@ test('counters count on every node, and an incr batch over several slots answers
   expect([field.status, field.body.value]).toEqual([201, 2.5]);
 });
 
+test('ETags and If-Match work on every node; "atomic": "all" over several slots is 400 and applies nothing', async () => {
+  await api()
+    .post('/store/hash/e1')
+    .send({ fields: { n: '1' } });
+  const read = await api().get('/store/hash/e1');
+  expect(read.headers.etag).toMatch(/^"[0-9a-f]{40}"$/);
+  const stale = await api().post('/store/hash/e1/field/n').set('If-Match', '"0000"').send({ value: '2' });
+  expect([stale.status, stale.headers.etag]).toEqual([412, read.headers.etag]);
+  const fresh = await api()
+    .post('/store/hash/e1/field/n')
+    .set('If-Match', read.headers.etag as string)
+    .send({ value: '2' });
+  expect(fresh.status).toBe(200);
+  const operations = ['a', 'b', 'c'].map((k) => ({ type: 'set', key: `e-${k}`, fields: { n: '1' } }));
+  expect(new Set(operations.map((o) => calculateSlot(key(o.key)))).size).toBeGreaterThan(1);
+  const all = await api().post('/store/hash/batch').send({ operations, atomic: 'all' });
+  expect([all.status, all.body.error]).toEqual([400, 'invalid_request']);
+  for (const o of operations) expect(await raw.exists(key(o.key))).toBe(0);
+});
+
 test('sorted sets work on every node, and a zset batch over several slots answers atomic: false', async () => {
   for (const k of ['z-a', 'z-b', 'z-c']) {
     const res = await api()

@@ -7,7 +7,7 @@ import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
-import { sendJson } from './send';
+import { sendJson, sendTagged } from './send';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
 export const PREFIXES = ['/store', '/api'] as const;
@@ -51,7 +51,8 @@ export class Routes {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
       const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res));
-      sendJson(res, outcome.status, outcome.body);
+      if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
+      else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });
   }
 

@@ -15,6 +15,8 @@ export interface Command {
 export interface Outcome {
   readonly status: 200 | 201;
   readonly body: Record<string, unknown>;
+  /** The key's ETag (quoted), when the request asked for it (see etag.ts); sent as the ETag header. */
+  readonly etag?: string;
 }
 
 /**

@@ -1,11 +1,15 @@
 // The one place where Redis error replies become API errors: our scripts' codes, Redis's own refusals.
 import { ApiError, toApiError } from '../errors';
+import { preconditionFailed, unwrapped } from './etag';
 import type { Command } from './op';
 
 /** The one place where Redis error replies become API errors. */
-export function replyError(err: Error, command: Command): ApiError {
+export function replyError(err: Error, wrapped: Command): ApiError {
+  // A command under If-Match (etag.ts) reads as the command it wraps.
+  const command = unwrapped(wrapped);
   const key = command.keys[0] ?? '';
   const [code, actual] = err.message.split(' ', 2);
+  if (code === 'PRECONDITION_FAILED') return preconditionFailed(key, actual as string);
   if (code === 'WRONGTYPE_OF') {
     return new ApiError('wrong_type', `Key '${key}' holds a ${actual}, not a ${command.args[0]}`, {
       details: { key, type: actual },

@@ -7,6 +7,7 @@ import type { DurableWriter } from '../redis/durable';
 import type { Fence } from '../redis/failover-fence';
 import type { Keyspace } from '../redis/keys';
 import type { WaiterPool } from '../redis/waiters';
+import { refusedWhole } from './etag';
 import type { Command, Op, Outcome } from './op';
 import { replyError } from './replies';
 
@@ -199,7 +200,12 @@ export interface BatchOutcome {
 }
 
 /** How typed-batch-n names our three scripts. */
-const BATCHED: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
+const BATCHED: Record<string, 'r' | 'w' | 'i' | 'e'> = {
+  typedRead: 'r',
+  typedWrite: 'w',
+  typedIncr: 'i',
+  typedEtag: 'e',
+};
 
 /** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
 function slotOf(store: Store, c: Command): number {
@@ -213,7 +219,7 @@ function slotOf(store: Store, c: Command): number {
  * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
  * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
  */
-async function exec(store: Store, slot: number, commands: Command[]): Promise<Reply[]> {
+async function exec(store: Store, slot: number, commands: Command[], all: boolean): Promise<Reply[]> {
   const keys: string[] = [];
   const ops: string[][] = [];
   let writes = false;
@@ -230,15 +236,18 @@ async function exec(store: Store, slot: number, commands: Command[]): Promise<Re
     store,
     slot,
     'typedBatch',
-    [keys.length, keys, [JSON.stringify(ops)]],
+    [keys.length, keys, all ? [JSON.stringify(ops), 'all'] : [JSON.stringify(ops)]],
     writes,
   );
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }
 
-/** Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order. */
-export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchOutcome> {
+/**
+ * Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order.
+ * `all`: no operation runs unless every If-Match holds (one hash slot only, else 400).
+ */
+export async function runBatch(store: Store, ops: readonly Op[], all = false): Promise<BatchOutcome> {
   const commands = ops.flatMap((op) => op.commands);
   const groups = new Map<number, number[]>();
   commands.forEach((c, i) => {
@@ -247,6 +256,12 @@ export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchO
     if (group) group.push(i);
     else groups.set(slot, [i]);
   });
+  if (all && groups.size > 1) {
+    throw new ApiError(
+      'invalid_request',
+      '"atomic": "all" needs every key of the batch in one Redis Cluster hash slot (an SVC_KEY_PREFIX with a hash tag)',
+    );
+  }
   const replies: Reply[] = new Array(commands.length);
   const observer = observers.get(store.redis);
   const start = observer ? process.hrtime.bigint() : 0n;
@@ -256,7 +271,10 @@ export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchO
         store,
         slot,
         indexes.map((i) => commands[i] as Command),
-      );
+        all,
+      ).catch((err: Error) => {
+        throw all ? refusedWhole(err, ops, commands, indexes) : err;
+      });
       indexes.forEach((commandIndex, j) => {
         replies[commandIndex] = groupReplies[j] as Reply;
       });
