@@ -7,6 +7,7 @@ export const VALUE = 'v'.repeat(64);
 export const STRING_KEY = 'bench:string';
 const HASH_KEY = 'bench:hash';
 const SET_KEY = 'bench:set';
+const LARGE_KEY = 'bench:large';
 const LEADERBOARD_KEY = 'bench:leaderboard';
 /** Players on the board: big enough that the top 10 is a real range read, small enough to seed at once. */
 const PLAYERS = 1_000;
@@ -15,7 +16,7 @@ const MEMBERS = 10_000;
 const BATCH_SIZE = 100;
 
 export interface Scenario {
-  id: 'get' | 'post' | 'hash' | 'member' | 'incr' | 'leaderboard' | 'batch';
+  id: 'get' | 'post' | 'hash' | 'large' | 'member' | 'incr' | 'leaderboard' | 'batch';
   title: string;
   /** Redis operations one request carries (a batch of 100 sets is 100). */
   opsPerRequest: number;
@@ -73,6 +74,16 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
         Array.from({ length: 10 }, (_, i) => [`field${i}`, VALUE.slice(0, 16)]),
       );
       await redis.hset(HASH_KEY, fields);
+    },
+  },
+  {
+    // The largest value the service takes: what a whole-value cost (a digest for the ETag, JSON) amounts to.
+    id: 'large',
+    title: 'GET string (1 MiB)',
+    opsPerRequest: 1,
+    request: { method: 'GET', path: `/store/string/${LARGE_KEY}` },
+    seed: async (redis) => {
+      await redis.set(LARGE_KEY, 'v'.repeat(1024 * 1024));
     },
   },
   {

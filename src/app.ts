@@ -27,6 +27,7 @@ import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
 import type { Fence } from './redis/failover-fence';
 import { createKeyspace } from './redis/keys';
+import type { WaiterPool } from './redis/waiters';
 import { createReload } from './reload';
 import { familyRoutes } from './routes/families';
 import { keyRoutes } from './routes/keys';
@@ -50,6 +51,8 @@ export interface AppDeps {
   feedRedis?: RedisClient;
   /** Behind Sentinel: keeps writes out while a failover is under way (`failoverFence(writers, config)`). */
   fence?: Fence;
+  /** The connections of list pops that wait (`new WaiterPool(...)`); without it such a pop answers 503. */
+  waiters?: WaiterPool;
   logger: Logger;
   /** The loaded contract (built with the same limits as `config`); loaded from openapi.yaml when not given. */
   contract?: Contract;
@@ -138,6 +141,8 @@ export function createApp(deps: AppDeps): Apps {
       deadlineMs: config.redis.commandTimeoutMs,
       durable: durableWriter(deps),
       fence: deps.fence,
+      waiters: deps.waiters,
+      changes: config.changes.enabled ? { key: keyspace.changes, maxlen: config.changes.maxlen } : undefined,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,

@@ -5,6 +5,7 @@ import { BLOCK_MS } from './feed/hub';
 import type { RedisClient } from './redis/client';
 import { createRedis, feedConnection, limiterConnection, writerConnection } from './redis/client';
 import { failoverFence } from './redis/failover-fence';
+import { WaiterPool } from './redis/waiters';
 
 /** How long close() waits for a connection's socket to close after QUIT was answered. */
 const END_WAIT_MS = 1000;
@@ -12,7 +13,7 @@ const END_WAIT_MS = 1000;
 /** What the service takes besides the config: the logger, and what tests and cluster workers supply. */
 export type ServiceOptions = Omit<
   AppDeps,
-  'config' | 'redis' | 'limiterRedis' | 'writerRedis' | 'fence' | 'feedRedis'
+  'config' | 'redis' | 'limiterRedis' | 'writerRedis' | 'fence' | 'feedRedis' | 'waiters'
 >;
 
 export interface Service extends Apps {
@@ -77,19 +78,23 @@ export function createService(config: Config, options: ServiceOptions): Service 
     ...(writerRedis ? [writerRedis] : []),
     ...(feedRedis ? [feedRedis] : []),
   ];
+  // A wait's connection timeout: the longest wait plus the usual command timeout (see ops/list-wait.ts).
+  const waitTimeoutMs = config.limits.listMaxWait * 1000 + config.redis.commandTimeoutMs;
+  const waiters = new WaiterPool(redis, config.listMaxWaiters, waitTimeoutMs);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       fence?.stop();
       // Subscribers first: their streams end with a close reason while the data connection still answers.
       await apps?.context.feed?.close();
+      waiters.close();
       await Promise.all(connections.map(quit));
     })();
     return closing;
   };
   let apps: Apps | undefined;
   try {
-    apps = createApp({ ...options, config, redis, limiterRedis, writerRedis, fence, feedRedis });
+    apps = createApp({ ...options, config, redis, limiterRedis, writerRedis, fence, feedRedis, waiters });
   } catch (err) {
     void close();
     throw err;

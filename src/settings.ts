@@ -133,6 +133,18 @@ export const SETTINGS = {
     info: 'batch_max_operations',
     description: 'most operations in one batch',
   },
+  SVC_LIST_MAX_WAIT: {
+    path: 'limits.listMaxWait',
+    schema: int(30, 1, 300),
+    info: 'list_max_wait',
+    description: 'longest `wait` (seconds) of a list pop',
+  },
+  SVC_LIST_MAX_WAITERS: {
+    path: 'listMaxWaiters',
+    schema: int(16, 0, 10000),
+    info: 'list_max_waiters',
+    description: 'list pops waiting at once, each on its own Redis connection (`503` beyond)',
+  },
   SVC_ADMIN_ENABLED: {
     path: 'admin.enabled',
     schema: bool(true),

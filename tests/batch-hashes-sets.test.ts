@@ -30,7 +30,7 @@ describe('a hash batch', () => {
     expect(res.body.atomic).toBe(true);
     expect(res.body.results).toEqual([
       { type: 'set', success: true, key: 'h1', fields_count: 2 },
-      { type: 'get', success: true, fields: { a: '1', b: '2' }, ttl: 100 },
+      { type: 'get', success: true, fields: { a: '1', b: '2' }, ttl: 100, etag: expect.any(String) },
       { type: 'setField', success: true, field: 'c', value: '3' },
       { type: 'getField', success: true, field: 'c', value: '3' },
       { type: 'deleteField', success: true, deleted: true },
@@ -94,6 +94,7 @@ describe('a set batch', () => {
       members: expect.arrayContaining(['a', 'b']),
       cardinality: 2,
       ttl: -1,
+      etag: expect.any(String),
     });
     expect(results[2]).toEqual({ type: 'addMember', success: true, member: 'c', added: true });
     expect(results[3]).toEqual({ type: 'addMember', success: true, member: 'c', added: false });

@@ -27,8 +27,8 @@ describe('a valid string batch', () => {
     expect(res.body.atomic).toBe(true);
     expect(res.body.results).toEqual([
       { type: 'set', success: true, key: 'b-new' },
-      { type: 'get', success: true, value: 'v1', ttl: 100 },
-      { type: 'get', success: true, value: 'old', ttl: -1 },
+      { type: 'get', success: true, value: 'v1', ttl: 100, etag: expect.any(String) },
+      { type: 'get', success: true, value: 'old', ttl: -1, etag: expect.any(String) },
       { type: 'exists', success: true, exists: false },
       { type: 'ttl', success: true, ttl: -1 },
       { type: 'expire', success: true, ttl: 50 },

@@ -48,6 +48,7 @@ describe('the sorted set batch', () => {
         offset: 0,
         more: true,
         ttl: 100,
+        etag: expect.any(String),
       },
       {
         type: 'range',

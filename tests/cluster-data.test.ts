@@ -82,6 +82,26 @@ test('counters count on every node, and an incr batch over several slots answers
   expect([field.status, field.body.value]).toEqual([201, 2.5]);
 });
 
+test('ETags and If-Match work on every node; "atomic": "all" over several slots is 400 and applies nothing', async () => {
+  await api()
+    .post('/store/hash/e1')
+    .send({ fields: { n: '1' } });
+  const read = await api().get('/store/hash/e1');
+  expect(read.headers.etag).toMatch(/^"[0-9a-f]{40}"$/);
+  const stale = await api().post('/store/hash/e1/field/n').set('If-Match', '"0000"').send({ value: '2' });
+  expect([stale.status, stale.headers.etag]).toEqual([412, read.headers.etag]);
+  const fresh = await api()
+    .post('/store/hash/e1/field/n')
+    .set('If-Match', read.headers.etag as string)
+    .send({ value: '2' });
+  expect(fresh.status).toBe(200);
+  const operations = ['a', 'b', 'c'].map((k) => ({ type: 'set', key: `e-${k}`, fields: { n: '1' } }));
+  expect(new Set(operations.map((o) => calculateSlot(key(o.key)))).size).toBeGreaterThan(1);
+  const all = await api().post('/store/hash/batch').send({ operations, atomic: 'all' });
+  expect([all.status, all.body.error]).toEqual([400, 'invalid_request']);
+  for (const o of operations) expect(await raw.exists(key(o.key))).toBe(0);
+});
+
 test('sorted sets work on every node, and a zset batch over several slots answers atomic: false', async () => {
   for (const k of ['z-a', 'z-b', 'z-c']) {
     const res = await api()
@@ -103,4 +123,43 @@ test('sorted sets work on every node, and a zset batch over several slots answer
   expect(res.body.atomic).toBe(false);
   expect(res.body.results.map((r: { score: number }) => r.score)).toEqual([6, 6, 6]);
   expect(await raw.zscore(key('z-c'), 'alice')).toBe('6');
+});
+
+describe('lists on a Cluster', () => {
+  test('when a list is pushed, paged and popped on another node, then the typed scripts route by key', async () => {
+    expect(
+      (
+        await api()
+          .post('/store/list/l1/push')
+          .send({ values: ['a', 'b', 'c'] })
+      ).status,
+    ).toBe(201);
+    expect((await api().get('/store/list/l1')).body).toMatchObject({ values: ['a', 'b', 'c'], length: 3 });
+    expect(await raw.lrange(key('l1'), 0, -1)).toEqual(['a', 'b', 'c']);
+    expect((await api().get('/store/keys/l1')).body.size).toBe(3);
+  });
+
+  test('when a list batch spans slots, then every item applies and atomic is false', async () => {
+    const keys = ['q-a', 'q-b', 'q-c'];
+    expect(new Set(keys.map((k) => calculateSlot(key(k)))).size).toBeGreaterThan(1);
+    const res = await api()
+      .post('/store/list/batch')
+      .send({ operations: keys.map((k) => ({ type: 'push', key: k, values: ['x'] })) });
+    expect(res.body.atomic).toBe(false);
+    expect(res.body.results.every((r: { success: boolean }) => r.success)).toBe(true);
+  });
+
+  test('when a pop waits on an empty list, then a push on the Cluster answers it', async () => {
+    const waiting = new Promise<request.Response>((resolve, reject) =>
+      api().post('/store/list/q-wait/pop').send({ wait: 20 }).then(resolve, reject),
+    );
+    const pool = t.context.store.waiters;
+    const end = Date.now() + 20_000;
+    while (pool?.waiting !== 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await api()
+      .post('/store/list/q-wait/push')
+      .send({ values: ['job'] });
+    const res = await waiting;
+    expect(res.body).toEqual({ success: true, values: ['job'] });
+  });
 });

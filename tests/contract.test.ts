@@ -1,5 +1,5 @@
 // The contract test: what the app serves and what openapi.yaml describes agree, in both directions.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Express } from 'express';
@@ -103,6 +103,16 @@ describe('error types', () => {
     for (const e of errorTypes()) expect([e.const, e.description.length > 10]).toEqual([e.const, true]);
   });
 
+  test('the README error table lists exactly the error types of the code, with the same statuses', () => {
+    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+    const rows = [...readme.matchAll(/^\| (\d{3}) \| (`\w+`(?:, `\w+`)*) \|$/gm)];
+    const table = rows.flatMap(([, status, types]) =>
+      (types as string).split(', ').map((type) => [type.slice(1, -1), Number(status)]),
+    );
+    expect(Object.fromEntries(table)).toEqual(ERROR_STATUS);
+    expect(table.length).toBe(Object.keys(ERROR_STATUS).length);
+  });
+
   test('every x-error in openapi.yaml names a known error type', () => {
     const names: string[] = [];
     const walk = (v: unknown) => {
@@ -142,6 +152,7 @@ describe('batch item types', () => {
     const withTags = Object.entries(schemas()).filter(([, s]) => s.discriminator);
     expect(withTags.map(([name]) => name).sort()).toEqual([
       'HashBatchOperation',
+      'ListBatchOperation',
       'SetBatchOperation',
       'StringBatchOperation',
       'ZsetBatchOperation',

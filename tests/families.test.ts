@@ -18,10 +18,10 @@ const capitalised = (name: string) => name[0]?.toUpperCase() + name.slice(1);
 
 /** A request that every route of every family accepts. */
 const SAMPLE: RequestInput = {
-  params: { key: 'k', field: 'f', member: 'm' },
+  params: { key: 'k', field: 'f', member: 'm', index: '0' },
   headers: {},
   query: {},
-  body: { value: 'v', fields: { f: 'v' }, members: ['m'], ttl: 5, keys: ['a', 'b'] },
+  body: { value: 'v', fields: { f: 'v' }, members: ['m'], values: ['v'], ttl: 5, keys: ['a', 'b'] },
 };
 
 describe.each(FAMILIES.map((f) => [f.name, f] as const))('the %s family', (name, family) => {

@@ -24,7 +24,20 @@ const LIMITS = { maxValueBytes: 1024 };
  */
 const MEMBER_SHAPES = (family: Family): unknown[] =>
   family.redisType === 'zset' ? [{ m: 2 }, ['m']] : [['m']];
-const FIELDS = { key: 'k', field: 'f', member: 'm', value: 'v', fields: { f: 'w' }, score: 2, ttl: 5 };
+/** `value` 'a' is in the list sample (RPUSH a b), so a list remove changes something. */
+const FIELDS = {
+  key: 'k',
+  field: 'f',
+  member: 'm',
+  value: 'a',
+  values: ['v'],
+  index: 0,
+  start: 0,
+  stop: 0,
+  fields: { f: 'w' },
+  score: 2,
+  ttl: 5,
+};
 
 function firstBuilt<T>(family: Family, build: (members: unknown) => T): T {
   const shapes = MEMBER_SHAPES(family);
@@ -41,7 +54,7 @@ function firstBuilt<T>(family: Family, build: (members: unknown) => T): T {
 const routeOp = (family: Family, route: BoundRoute) =>
   firstBuilt(family, (members) =>
     route.build({
-      params: { key: 'k', field: 'f', member: 'm' },
+      params: { key: 'k', field: 'f', member: 'm', index: '0' },
       headers: {},
       query: {},
       body: { ...FIELDS, members, keys: ['a', 'b'] },
@@ -182,6 +195,33 @@ describe('an event', () => {
       ['z', 'zset', 'zincrby'],
     ]);
     expect(await t.raw.zscore(`${t.prefix}z`, 'm')).toBe('7');
+  });
+
+  test('when a waiting list pop gets a pushed item, then a push event and a blmpop event (appended after the pop)', async () => {
+    const since = await lastId(t.raw);
+    const waiting = new Promise<request.Response>((resolve, reject) =>
+      request(t.data).post('/store/list/queue/pop').send({ wait: 20 }).then(resolve, reject),
+    );
+    const waiters = t.context.store.waiters as { waiting: number };
+    for (let i = 0; i < 1000 && waiters.waiting === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await request(t.data)
+      .post('/store/list/queue/push')
+      .send({ values: ['job'] })
+      .expect(201);
+    expect((await waiting).body).toEqual({ success: true, values: ['job'] });
+    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([
+      ['queue', 'list', 'rpush'],
+      ['queue', 'list', 'blmpop'],
+    ]);
+  });
+
+  test('when a key is deleted under If-Match, then one del event too', async () => {
+    await request(t.data).post('/store/string/tagged').send({ value: 'v' });
+    const since = await lastId(t.raw);
+    await request(t.data).delete('/store/keys/tagged').set('If-Match', '*').expect(200);
+    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([
+      ['tagged', 'string', 'del'],
+    ]);
   });
 
   test('when a key of any type is deleted through /store/keys, then one del event with its type', async () => {

@@ -44,7 +44,7 @@ test('when the keys hold another type, then every answer is documented and match
   for (const op of operations()) {
     const key = `${t.prefix}k-${op.id}`;
     await t.raw.del(key);
-    await t.raw.rpush(key, 'a list');
+    await t.raw.xadd(key, '*', 'f', 'a stream');
   }
   expect(await problems()).toEqual([]);
 });

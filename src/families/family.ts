@@ -1,5 +1,6 @@
 // What declares a data family: its Redis type, size command, operations, their public batch names and its routes.
 import type { Method, RequestInput } from '../http/contract';
+import { type EtagRequest, ifMatchCondition, withEtag } from '../ops/etag';
 import type { Limits, Op } from '../ops/op';
 
 /** A family's operations by name, each building an `Op` from its input (see ops/). */
@@ -14,6 +15,8 @@ export type FamilyRoute<Ops extends OpTable> = {
     readonly path: string;
     readonly op: Name;
     readonly input: (input: RequestInput) => Parameters<Ops[Name]>[0];
+    /** `If-Match: *` is the route's own condition (the field or member must exist), not one on the key's ETag. */
+    readonly ownIfMatchStar?: true;
   };
 }[keyof Ops & string];
 
@@ -23,7 +26,10 @@ export interface FamilyDeclaration<Ops extends OpTable, Name, Type, Size> {
   readonly name: Name;
   /** What Redis's TYPE answers for a key of this family. */
   readonly redisType: Type;
-  /** The command that counts a key's elements (a write answers the new total with it); null when none. */
+  /**
+   * The command that answers a key's size (a write answers the new total with it; key info shows it): its
+   * elements, a string's length in bytes; null when none.
+   */
   readonly sizeCommand: Size;
   /** A command and arguments (after the key) that create a sample key of this family, for tests. */
   readonly sample: readonly [string, ...string[]];
@@ -84,15 +90,47 @@ export function defineFamily<
     bind(limits) {
       const ops = declaration.ops(limits);
       const run = (op: string) => ops[op] as (input: unknown) => Op;
+      // The whole-key read (GET /{key}) always answers the key's ETag, also as a batch item; see ops/etag.ts.
+      const wholeRead = declaration.routes.find((r) => r.method === 'get' && r.path === '/{key}')?.op;
       const routes = declaration.routes.map((r) => ({
         method: r.method,
         path: `/store/${name}${r.path}`,
         op: r.op,
-        build: (input: RequestInput) => run(r.op)(r.input(input)),
+        build: (input: RequestInput) => {
+          const op = run(r.op)(r.input(input));
+          return withEtag(op, routeEtag(input.headers, op.writes, r.op === wholeRead, r.ownIfMatchStar));
+        },
       }));
       // An item's `type` is the public name; the operation ignores it like any field it does not read.
-      const items = new Map(Object.entries(batch).map(([type, op]) => [type, run(op)]));
+      const items = new Map(
+        Object.entries(batch).map(([type, name]) => {
+          const build = run(name);
+          const item = (input: BatchItem) => {
+            const ifMatch = input.if_match as string | undefined;
+            const answer = ifMatch !== undefined || name === wholeRead;
+            return withEtag(build(input), { match: ifMatchCondition(ifMatch), answer });
+          };
+          return [type, item];
+        }),
+      );
       return { routes, batch: items };
     },
   };
+}
+
+/**
+ * What a route's request asks of the key's ETag: a whole-key read answers it; a write with If-Match is checked
+ * against it, and a conditional write (If-Match, If-None-Match) answers the new one. Other requests pay nothing.
+ */
+function routeEtag(
+  headers: RequestInput['headers'],
+  writes: boolean,
+  wholeRead: boolean,
+  ownIfMatchStar: true | undefined,
+): EtagRequest {
+  if (!writes) return { match: '', answer: wholeRead };
+  const ifMatch = headers['if-match'];
+  const answer = ifMatch !== undefined || headers['if-none-match'] !== undefined;
+  if (!answer) return { match: '', answer };
+  return { match: ownIfMatchStar && ifMatch === '*' ? '' : ifMatchCondition(ifMatch), answer };
 }

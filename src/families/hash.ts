@@ -45,6 +45,7 @@ export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
       path: '/{key}/field/{field}',
       op: 'deleteField',
       input: (i) => ({ ...pathField(i), ifPresent: ifPresent(i) }),
+      ownIfMatchStar: true,
     },
     {
       method: 'post',

@@ -47,6 +47,7 @@ export const sets: Family<'set', 'set', 'SCARD'> = defineFamily({
       path: '/{key}/member/{member}',
       op: 'removeMember',
       input: (i) => ({ ...pathMember(i), ifPresent: ifPresent(i) }),
+      ownIfMatchStar: true,
     },
     { method: 'get', path: '/{key}/member/{member}/exists', op: 'isMember', input: pathMember },
     { method: 'get', path: '/{key}/cardinality', op: 'cardinality', input: pathKey },

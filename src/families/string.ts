@@ -6,10 +6,10 @@ import { defineFamily, type Family } from './family';
 import { ifAbsent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
 
 // Annotated, so that the type unions derived from the list of families never wait on the ops' inferred types.
-export const strings: Family<'string', 'string', null> = defineFamily({
+export const strings: Family<'string', 'string', 'STRLEN'> = defineFamily({
   name: 'string',
   redisType: 'string',
-  sizeCommand: null,
+  sizeCommand: 'STRLEN',
   sample: ['SET', 'v'],
   ops: stringOps,
   batch: { set: 'set', get: 'get', incr: 'incr', ...KEY_BATCH },

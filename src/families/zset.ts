@@ -49,6 +49,7 @@ export const zsets: Family<'zset', 'zset', 'ZCARD'> = defineFamily({
       path: '/{key}/member/{member}',
       op: 'removeMember',
       input: (i) => ({ ...pathMember(i), ifPresent: ifPresent(i) }),
+      ownIfMatchStar: true,
     },
     {
       method: 'post',

@@ -7,7 +7,7 @@ import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
-import { sendJson } from './send';
+import { sendJson, sendTagged } from './send';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
 export const PREFIXES = ['/store', '/api'] as const;
@@ -50,8 +50,9 @@ export class Routes {
     this.custom(method, path, async (input, _req, res) => {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
-      const outcome = await runOp(this.ctx.store, op);
-      sendJson(res, outcome.status, outcome.body);
+      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res));
+      if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
+      else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });
   }
 
@@ -79,6 +80,15 @@ export class Routes {
     const body = operation.hasBody ? [this.readBody(path)] : [];
     this.router[method](underPrefixes(path), this.guards, ...body, run);
   }
+}
+
+/** Aborted when the client goes away before its answer was sent (only operations that may wait ask for it). */
+function abandoned(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }
 
 function requireJson(req: Request): void {

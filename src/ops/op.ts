@@ -1,6 +1,7 @@
 // The shape of an operation, and helpers to build the commands of our two Lua scripts.
 import { ApiError, notFound } from '../errors';
 import type { RedisType, SizeCommand } from '../families';
+import type { Store } from './run';
 
 export type { RedisType, SizeCommand };
 
@@ -14,6 +15,8 @@ export interface Command {
 export interface Outcome {
   readonly status: 200 | 201;
   readonly body: Record<string, unknown>;
+  /** The key's ETag (quoted), when the request asked for it (see etag.ts); sent as the ETag header. */
+  readonly etag?: string;
 }
 
 /**
@@ -26,10 +29,17 @@ export interface Op {
   readonly keys: readonly string[];
   readonly commands: readonly Command[];
   result(replies: unknown[]): Outcome;
+  /**
+   * Run by a route (never by a batch) instead of answering 404 not_found: a list pop's bounded wait for an item
+   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away.
+   */
+  readonly whenEmpty?: (store: Store, abandoned: AbortSignal) => Promise<Outcome>;
 }
 
 export interface Limits {
   readonly maxValueBytes: number;
+  /** The longest `wait` of a list pop, in seconds (SVC_LIST_MAX_WAIT; 30 when not given). */
+  readonly listMaxWait?: number;
 }
 
 export const ok = (body: Record<string, unknown>): Outcome => ({ status: 200, body });

@@ -6,7 +6,10 @@ import type { RedisClient, Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
 import type { Fence } from '../redis/failover-fence';
 import type { Keyspace } from '../redis/keys';
+import type { WaiterPool } from '../redis/waiters';
+import { refusedWhole } from './etag';
 import type { Command, Op, Outcome } from './op';
+import { replyError } from './replies';
 
 /** Where operations run, and how long Redis may take to answer them. */
 export interface Store {
@@ -22,6 +25,13 @@ export interface Store {
   readonly durable?: DurableWriter;
   /** Behind Sentinel: closed while a failover is under way, when writes are refused rather than risked. */
   readonly fence?: Fence;
+  /** The connections of blocking commands (a list pop's `wait`); without it such a wait answers 503. */
+  readonly waiters?: WaiterPool;
+  /**
+   * With the change feed on, its stream: what a write outside our scripts (a list's blocking pop) appends its
+   * event to. Every other write appends it inside its script (typed.lua's `changed`).
+   */
+  readonly changes?: { readonly key: string; readonly maxlen: number };
 }
 
 type Invoke = (...args: unknown[]) => Promise<unknown>;
@@ -40,41 +50,6 @@ const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 
 /** Replies that came from Redis (values or Redis errors), not a connection failure: a round trip happened. */
 const answered = (replies: Reply[]) => replies.every(([err]) => err === null || err.name === 'ReplyError');
-
-/** The one place where Redis error replies become API errors. */
-function replyError(err: Error, command: Command): ApiError {
-  const key = command.keys[0] ?? '';
-  const [code, actual] = err.message.split(' ', 2);
-  if (code === 'WRONGTYPE_OF') {
-    return new ApiError('wrong_type', `Key '${key}' holds a ${actual}, not a ${command.args[0]}`, {
-      details: { key, type: actual },
-    });
-  }
-  if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
-  if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
-  if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
-  return toApiError(err);
-}
-
-/** INCRBY and co. refused: the stored value is not a number of the kind asked for, or the result is out of range. */
-function notANumber(message: string, command: Command): ApiError {
-  const [type, , cmd, field, member] = command.args;
-  const key = command.keys[0];
-  if (type === 'zset') {
-    const name = String(member).slice(0, 100);
-    return new ApiError(
-      'not_a_number',
-      `The score of member '${name}' of sorted set '${key}' cannot be incremented: the result would be NaN (inf - inf)`,
-    );
-  }
-  const where = type === 'hash' ? `Field '${String(field).slice(0, 100)}' of hash '${key}'` : `Key '${key}'`;
-  const cause = /overflow|NaN|Infinity/.test(message)
-    ? 'the result would be out of range (a 64-bit integer, or a finite number)'
-    : /integer/.test(message)
-      ? `it does not hold an integer (${cmd} needs one; a fractional 'by' increments any number)`
-      : 'it does not hold a number';
-  return new ApiError('not_a_number', `${where} cannot be incremented: ${cause}`);
-}
 
 function argv(keyspace: Keyspace, c: Command): (string | number)[] {
   return [...c.keys.map(keyspace.user), ...c.args];
@@ -167,9 +142,10 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
 
 /**
  * Runs one operation. One command goes out alone (auto-pipelining); several (set algebra reading many keys)
- * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster).
+ * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster). An operation
+ * with `whenEmpty` runs it instead of answering 404 not_found; `abandoned` tells it that the client left.
  */
-export async function runOp(store: Store, op: Op): Promise<Outcome> {
+export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Promise<Outcome> {
   const [command] = op.commands;
   let outcome: Outcome | ApiError;
   if (op.commands.length === 1 && command) {
@@ -182,8 +158,44 @@ export async function runOp(store: Store, op: Op): Promise<Outcome> {
   } else {
     outcome = (await runBatch(store, [op])).outcomes[0] as Outcome | ApiError;
   }
-  if (outcome instanceof ApiError) throw outcome;
+  if (outcome instanceof ApiError) {
+    if (op.whenEmpty && outcome.type === 'not_found')
+      return op.whenEmpty(store, abandoned ?? new AbortController().signal);
+    throw outcome;
+  }
   return outcome;
+}
+
+/**
+ * Sends one blocking command on a connection of its own (see redis/waiters.ts) and resolves to its reply; Redis
+ * errors become API errors as for any command. Its deadline is the wait plus the usual one, so that a
+ * legitimate wait is never cut short. `args(key)` builds the arguments around the key as Redis stores it.
+ */
+export async function runBlocking(
+  store: Store,
+  client: RedisClient,
+  command: Command,
+  args: (redisKey: string) => (string | number)[],
+  waitMs: number,
+): Promise<unknown> {
+  if (store.fence?.closed) throw failingOver();
+  const redisKey = store.keyspace.user(command.keys[0] ?? '');
+  const [err, value] = await withDeadline(
+    client.call(command.name, ...args(redisKey)),
+    waitMs + store.deadlineMs,
+  ).then(ok, failed);
+  if (err) throw replyError(err, command);
+  const { durable } = store;
+  // A write that replicas must confirm: WAIT on the same connection, as the durable writer does (a Cluster
+  // client would send WAIT to any node; there the pop is acknowledged by its primary alone).
+  if (durable && value !== null && !(client instanceof Cluster)) {
+    const confirmed = await withDeadline(
+      client.call('WAIT', durable.replicas, durable.waitTimeoutMs),
+      durable.deadlineMs,
+    ).catch(() => 0);
+    if (Number(confirmed) < durable.replicas) throw unconfirmed(durable);
+  }
+  return value;
 }
 
 export interface BatchOutcome {
@@ -193,7 +205,12 @@ export interface BatchOutcome {
 }
 
 /** How typed-batch-n names our three scripts. */
-const BATCHED: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
+const BATCHED: Record<string, 'r' | 'w' | 'i' | 'e'> = {
+  typedRead: 'r',
+  typedWrite: 'w',
+  typedIncr: 'i',
+  typedEtag: 'e',
+};
 
 /** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
 function slotOf(store: Store, c: Command): number {
@@ -207,7 +224,7 @@ function slotOf(store: Store, c: Command): number {
  * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
  * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
  */
-async function exec(store: Store, slot: number, commands: Command[]): Promise<Reply[]> {
+async function exec(store: Store, slot: number, commands: Command[], all: boolean): Promise<Reply[]> {
   const keys: string[] = [];
   const ops: string[][] = [];
   let writes = false;
@@ -224,15 +241,18 @@ async function exec(store: Store, slot: number, commands: Command[]): Promise<Re
     store,
     slot,
     'typedBatch',
-    [keys.length, keys, [JSON.stringify(ops)]],
+    [keys.length, keys, all ? [JSON.stringify(ops), 'all'] : [JSON.stringify(ops)]],
     writes,
   );
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }
 
-/** Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order. */
-export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchOutcome> {
+/**
+ * Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order.
+ * `all`: no operation runs unless every If-Match holds (one hash slot only, else 400).
+ */
+export async function runBatch(store: Store, ops: readonly Op[], all = false): Promise<BatchOutcome> {
   const commands = ops.flatMap((op) => op.commands);
   const groups = new Map<number, number[]>();
   commands.forEach((c, i) => {
@@ -241,6 +261,12 @@ export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchO
     if (group) group.push(i);
     else groups.set(slot, [i]);
   });
+  if (all && groups.size > 1) {
+    throw new ApiError(
+      'invalid_request',
+      '"atomic": "all" needs every key of the batch in one Redis Cluster hash slot (an SVC_KEY_PREFIX with a hash tag)',
+    );
+  }
   const replies: Reply[] = new Array(commands.length);
   const observer = observers.get(store.redis);
   const start = observer ? process.hrtime.bigint() : 0n;
@@ -250,7 +276,10 @@ export async function runBatch(store: Store, ops: readonly Op[]): Promise<BatchO
         store,
         slot,
         indexes.map((i) => commands[i] as Command),
-      );
+        all,
+      ).catch((err: Error) => {
+        throw all ? refusedWhole(err, ops, commands, indexes) : err;
+      });
       indexes.forEach((commandIndex, j) => {
         replies[commandIndex] = groupReplies[j] as Reply;
       });

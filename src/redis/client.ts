@@ -14,8 +14,11 @@ export interface ScriptCommands {
   typedRead(key: string, ...argv: (string | number)[]): Promise<[unknown, number] | null>;
   typedWrite(key: string, ...argv: (string | number)[]): Promise<[number, unknown, number] | null>;
   typedIncr(key: string, ...argv: (string | number)[]): Promise<[number, number, string, number]>;
-  /** The keys (one per operation), then one JSON array: per operation 'r', 'w' or 'i' and its arguments. */
-  typedBatch(numberOfKeys: number, keys: string[], argv: [string]): Promise<unknown[]>;
+  /** One of the three above under an If-Match precondition: [its reply, the key's ETag or null]. */
+  typedEtag(key: string, ...argv: (string | number)[]): Promise<[unknown, string | null]>;
+  /** The keys (one per operation), then one JSON array: per operation 'r', 'w', 'i' or 'e' and its arguments;
+   * then optionally 'all' (every If-Match must hold before anything runs). */
+  typedBatch(numberOfKeys: number, keys: string[], argv: [string] | [string, 'all']): Promise<unknown[]>;
   /** Adds `by` hits to a rate-limit counter with a window of `windowMs`: [hits, ms left in the window]. */
   /** DEL of a key of any type with its change event: 1 when it existed. */
   keyDelete(key: string): Promise<number>;
@@ -46,6 +49,7 @@ function scripts(config: Config) {
     typedRead: { lua: script('typed-read-1.lua'), numberOfKeys: 1 },
     typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
     typedIncr: { lua: script('typed-incr-1.lua'), numberOfKeys: 1 },
+    typedEtag: { lua: script('typed-etag-1.lua'), numberOfKeys: 1 },
     // The key count comes first in each call.
     typedBatch: { lua: script('typed-batch-n.lua') },
     keyDelete: { lua: script('key-delete-1.lua'), numberOfKeys: 1 },

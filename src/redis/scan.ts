@@ -1,6 +1,7 @@
 // Key listing by SCAN: one bounded page over the masters in turn, behind an opaque cursor; never KEYS.
 import type { Redis } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
+import { FAMILIES } from '../families';
 import { masterNodes, type RedisClient } from './client';
 import type { ScanPosition } from './cursor';
 import { INTERNAL_PREFIX, type Keyspace } from './keys';
@@ -96,14 +97,10 @@ async function describe(node: Redis, keys: string[]): Promise<KeyEntry[]> {
   return entries;
 }
 
-/** The command that counts a key's elements, by Redis type; other types have no size. */
-const SIZE: Record<string, string> = {
-  string: 'STRLEN',
-  hash: 'HLEN',
-  set: 'SCARD',
-  list: 'LLEN',
-  zset: 'ZCARD',
-};
+/** The command that answers a key's size, by Redis type, from the families' descriptors; other types have none. */
+const SIZE: ReadonlyMap<string, string> = new Map(
+  FAMILIES.flatMap((f): [string, string][] => (f.sizeCommand ? [[f.redisType, f.sizeCommand]] : [])),
+);
 
 /** `{key, type, ttl, size}` of one user key, or null when it does not exist. */
 export async function keyInfo(
@@ -114,7 +111,7 @@ export async function keyInfo(
   const redisKey = keyspace.user(key);
   const [type, ttl] = await Promise.all([redis.type(redisKey), redis.ttl(redisKey)]);
   if (type === 'none' || ttl === -2) return null;
-  const command = SIZE[type];
+  const command = SIZE.get(type);
   const size = command ? ((await redis.call(command, redisKey)) as number) : null;
   return { key, type, ttl, size };
 }

@@ -24,6 +24,8 @@ function build(items: BatchItem[], factories: BatchItems): Op[] {
   });
 }
 
+const etag = (value: string | undefined) => (value === undefined ? {} : { etag: value });
+
 /** Registers POST {path}: results in request order, a run-time failure fails its item only. */
 export function batchRoute(routes: Routes, ctx: Context, path: string, factories: BatchItems): void {
   routes.custom(
@@ -36,17 +38,15 @@ export function batchRoute(routes: Routes, ctx: Context, path: string, factories
       const keys = ops.flatMap((op) => op.keys);
       if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
       if (ops.some((op) => op.writes)) ctx.access.authorize(res, 'write', keys);
-      const { outcomes, atomic } = await runBatch(ctx.store, ops);
+      const { outcomes, atomic } = await runBatch(ctx.store, ops, input.body.atomic === 'all');
       const results = outcomes.map((outcome, i) => {
         const type = (items[i] as BatchItem).type;
         if (outcome instanceof ApiError) {
-          return {
-            type,
-            success: false,
-            error: { error: outcome.type, message: outcome.message, status: outcome.status },
-          };
+          const { type: error, message, status, headers } = outcome;
+          // A failed if_match names the key's current ETag, as the header of a single request would.
+          return { type, success: false, error: { error, message, status, ...etag(headers?.etag) } };
         }
-        return { type, success: true, ...outcome.body };
+        return { type, success: true, ...outcome.body, ...etag(outcome.etag) };
       });
       sendJson(res, 200, { results, atomic });
     },

@@ -5,6 +5,7 @@ import { principalOf } from '../http/auth/access';
 import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
+import { ifMatchCondition } from '../ops/etag';
 import { ok } from '../ops/op';
 import { decodeCursor, encodeCursor } from '../redis/cursor';
 import { keyInfo, scanPage } from '../redis/scan';
@@ -43,12 +44,25 @@ export function keyRoutes(routes: Routes, ctx: Context): void {
     sendJson(res, 200, info);
   });
   // Any type: a plain DEL through the operation runner (durable writes, failover fence, metrics as elsewhere); with
-  // the change feed on, key-delete-1.lua, which appends the event in the same step.
+  // the change feed on, key-delete-1.lua, which appends the event in the same step; under If-Match, a DEL inside
+  // typed_etag (typed.lua), which checks the key's ETag first (and appends the event).
   const del = ctx.config.changes.enabled ? 'keyDelete' : 'del';
-  routes.op('delete', '/store/keys/{key}', ({ params }) => ({
-    writes: true,
-    keys: [params.key as string],
-    commands: [{ name: del, keys: [params.key as string], args: [] }],
-    result: ([n]) => ok({ success: true, deleted: n === 1 }),
-  }));
+  routes.op('delete', '/store/keys/{key}', ({ params, headers }) => {
+    const key = params.key as string;
+    const match = ifMatchCondition(headers['if-match']);
+    if (match === '') {
+      return {
+        writes: true,
+        keys: [key],
+        commands: [{ name: del, keys: [key], args: [] }],
+        result: ([n]) => ok({ success: true, deleted: n === 1 }),
+      };
+    }
+    return {
+      writes: true,
+      keys: [key],
+      commands: [{ name: 'typedEtag', keys: [key], args: [`d0${match}`, '*'] }],
+      result: ([reply]) => ok({ success: true, deleted: (reply as [number])[0] === 1 }),
+    };
+  });
 }

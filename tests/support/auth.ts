@@ -39,7 +39,11 @@ type Json = { examples?: Record<string, { value: unknown }>; example?: unknown }
 
 /** A valid request for an operation: path parameters filled in, the first documented body example. */
 export function sampleRequest(t: TestApp, op: Operation, authorization?: string) {
-  const url = op.path.replace('{key}', `k-${op.id}`).replace('{field}', 'f').replace('{member}', 'm');
+  const url = op.path
+    .replace('{key}', `k-${op.id}`)
+    .replace('{field}', 'f')
+    .replace('{member}', 'm')
+    .replace('{index}', '0');
   const doc = t.context.contract.document as unknown as Doc;
   const item = doc.paths[op.path];
   const requestBody = item && deref<Doc['paths'][string]>(doc, item)[op.method]?.requestBody;

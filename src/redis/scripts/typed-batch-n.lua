@@ -4,10 +4,30 @@
 -- ARGV[1]  a JSON array with one array per operation, in order: 'r' (typed_read), 'w' (typed_write) or 'i'
 --          (typed_incr), then its arguments, all strings (as ARGV would carry them). One argument instead of two
 --          or more per operation keeps the command small for the client, which handles each argument on its own.
+--          'e' is typed_etag (an operation under If-Match), whose own first argument names the operation it wraps.
+-- ARGV[2]  optional: 'all' checks every 'e' operation's precondition against the keys as they are before the
+--          batch, and runs nothing unless all hold (then fails with "PRECONDITION_FAILED <i> <current ETag or ->",
+--          i the first failing operation); the operations then run without checking again.
 -- Returns one reply per operation, in order: what its own script returns (nil as nil), or its error. An
 -- error fails that operation only, as in a MULTI.
 local ops = cjson.decode(ARGV[1])
-local RUN = {r = typed_read, w = typed_write, i = typed_incr}
+local RUN = {r = typed_read, w = typed_write, i = typed_incr, e = typed_etag}
+if ARGV[2] == 'all' then
+  for i = 1, #KEYS do
+    local op = ops[i]
+    -- {'e', kind .. answer .. precondition, type, ...}: see typed_etag.
+    local match = op[1] == 'e' and string.sub(op[2], 3) or ''
+    if match ~= '' then
+      local actual = redis.call('TYPE', KEYS[i])['ok']
+      -- A key of another type fails its own operation (wrong_type), as in the default mode.
+      if actual == op[3] or actual == 'none' then
+        local ok, current = etag_matches(KEYS[i], actual, match)
+        if not ok then return redis.error_reply('PRECONDITION_FAILED ' .. i .. ' ' .. (current or '-')) end
+      end
+      op[2] = string.sub(op[2], 1, 2)
+    end
+  end
+end
 local replies = {}
 for i = 1, #KEYS do
   local op = ops[i]

@@ -29,7 +29,7 @@ local function changes(cmd, flags, arg, reply)
 end
 
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
--- argv[1]  the expected Redis type: string | hash | set | zset
+-- argv[1]  the expected Redis type: string | hash | set | list | zset
 -- argv[2]  optional: the read command; argv[3..] its arguments after the key
 -- Returns nil when the key does not exist, else {reply of the command (nil without one), TTL};
 -- fails with "WRONGTYPE_OF <actual type>" when the key holds another type.
@@ -42,25 +42,27 @@ local function typed_read(key, argv)
   return {reply, redis.call('TTL', key)}
 end
 
--- Runs `cmd key [flags...] argv[from..to]`; flags (nil when none) are repeated by every chunk of a long write.
-local function call_range(cmd, key, flags, argv, from, to)
-  if not flags then return redis.call(cmd, key, unpack(argv, from, to)) end
+-- Runs `cmd key [flags...] argv[from..to]` with `call` (redis.call, or redis.pcall to get an error as a reply);
+-- flags (nil when none) are repeated by every chunk of a long write.
+local function call_range(call, cmd, key, flags, argv, from, to)
+  if not flags then return call(cmd, key, unpack(argv, from, to)) end
   local args = {unpack(flags)}
   for j = from, to do args[#args + 1] = argv[j] end
-  return redis.call(cmd, key, unpack(args))
+  return call(cmd, key, unpack(args))
 end
 
 -- One write to `key` of a given type, with its conditions and TTL rule, atomically.
--- argv[1]  the expected Redis type: string | hash | set | zset (a missing key is always accepted)
+-- argv[1]  the expected Redis type: string | hash | set | list | zset (a missing key is always accepted)
 -- argv[2]  condition: '' none | 'absent' fail with KEY_EXISTS if the key exists | 'present' return nil if it does not
 -- argv[3]  '1' to drop the old content first (replace), '0' to merge into it
 -- argv[4]  TTL in seconds to set after the write, or '' to leave the expiry as the write leaves it
--- argv[5]  count command run after the write ('HLEN', 'SCARD', 'ZCARD') or ''
--- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD), '0' to send them at once;
+-- argv[5]  count command run after the write ('HLEN', 'SCARD', 'LLEN', 'ZCARD') or ''
+-- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD, RPUSH), '0' to send them at once;
 --          long argument lists are sent in chunks (Lua's unpack has a small limit) and integer replies summed
 -- argv[7]  the write command, optionally followed by flags that every chunk repeats, space-separated
 --          ('ZADD NX CH'); argv[8..] its arguments after the key (and the flags)
--- Returns {1 if the key existed before else 0, reply of the command, count or 0}.
+-- Returns {1 if the key existed before else 0, reply of the command, count or 0}; fails with the command's own
+-- error when Redis refuses it (LSET beyond the end of a list), and then nothing was written.
 local function typed_write(key, argv)
   local actual = redis.call('TYPE', key)['ok']
   local existed = actual ~= 'none'
@@ -78,12 +80,13 @@ local function typed_write(key, argv)
   end
   local reply
   if stride == 0 or #argv - first + 1 <= 1000 * stride then
-    reply = call_range(cmd, key, flags, argv, first, #argv)
+    reply = call_range(redis.pcall, cmd, key, flags, argv, first, #argv)
+    if type(reply) == 'table' and reply.err then return reply end
   else
     reply = 0
     local chunk = 1000 * stride
     for i = first, #argv, chunk do
-      reply = reply + call_range(cmd, key, flags, argv, i, math.min(i + chunk - 1, #argv))
+      reply = reply + call_range(redis.call, cmd, key, flags, argv, i, math.min(i + chunk - 1, #argv))
     end
   end
 
@@ -136,4 +139,71 @@ local function typed_incr(key, argv)
   local by = argv[1] == 'zset' and argv[4] or argv[#argv]
   if FEED and (not had or tonumber(by) ~= 0) then changed(key, argv[1], string.lower(argv[3])) end
   return {existed and 1 or 0, had and 1 or 0, reply, redis.call('TTL', key)}
+end
+
+-- ETags (issue 17): conditional requests, checked in the same script call as the operation they guard. --------
+-- Kept apart from the functions above, which they wrap: an operation that asks for no ETag never runs this code.
+
+-- The key's strong ETag (a SHA-1 of its content, without quotes), or nil when the key does not exist. No storage:
+-- a string's digest is that of its value (`value` when the caller has just read it); any other type's is that
+-- of DUMP, which serializes every type (and any the service learns later) and is cheap for compact encodings.
+-- DUMP compresses long strings (LZF, ~5 ms per incompressible MiB), hence the value itself for strings.
+-- Equal content may serialize differently after a restart, an upgrade or a re-encoding: a spurious change of
+-- ETag (a needless 412 or 200 instead of 304), never a missed one.
+local function etag_of(key, actual, value)
+  if actual == 'none' then return nil end
+  if actual == 'string' then return redis.sha1hex(value or redis.call('GET', key)) end
+  return redis.sha1hex(redis.call('DUMP', key))
+end
+
+-- Whether `key`, holding type `actual` (its type `expected` or none), satisfies `match`: '*' it exists; else
+-- '=' followed by the strong entity-tags the If-Match header lists, each quoted. Returns ok, the current ETag.
+local function etag_matches(key, actual, match)
+  local current = etag_of(key, actual)
+  if match == '*' then return current ~= nil, current end
+  return current ~= nil and string.find(match, '"' .. current .. '"', 2, true) ~= nil, current
+end
+
+-- 'd': DEL of a key of any type (expected type '*'), for DELETE /store/keys/{key}, with its change event.
+local function delete_any(key)
+  local kind = redis.call('TYPE', key)['ok']
+  local deleted = redis.call('DEL', key)
+  if FEED and deleted == 1 then changed(key, kind, 'del') end
+  return deleted
+end
+local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = delete_any}
+
+-- Runs typed_read ('r'), typed_write ('w'), typed_incr ('i') or a DEL ('d') under an If-Match precondition,
+-- answering the ETag.
+-- argv[1]  which of the three, then '1' to answer the key's ETag after the operation or '0' not, then the
+--          precondition: '' none, '*' or '=' + entity-tags (see etag_matches); e.g. 'r1', 'w1="3a..","b7.."'.
+--          One argument rather than three: the client's cost grows with the number of arguments.
+-- argv[2..] the operation's own arguments (argv[2] is the expected type; '*' any, for 'd')
+-- Returns {the operation's reply (nil as false), ETag after it or false}; fails like the operation, or with
+-- "PRECONDITION_FAILED <current ETag, or - when the key does not exist>" and then nothing is done. A key of
+-- another type fails as the operation would (wrong_type), whatever the precondition.
+local function typed_etag(key, argv)
+  local kind, answer, match = string.sub(argv[1], 1, 1), string.sub(argv[1], 2, 2), string.sub(argv[1], 3)
+  local run = ETAG_RUN[kind]
+  local inner = {}
+  for i = 2, #argv do inner[i - 1] = argv[i] end
+  local expected = inner[1]
+  local actual = redis.call('TYPE', key)['ok']
+  local typed = actual == expected or actual == 'none' or expected == '*'
+  if match ~= '' and typed then
+    local ok, current = etag_matches(key, actual, match)
+    if not ok then return redis.error_reply('PRECONDITION_FAILED ' .. (current or '-')) end
+  end
+  local reply = run(key, inner)
+  if type(reply) == 'table' and reply.err then return reply end
+  local tag = false
+  if answer == '1' and typed then
+    -- A read changes nothing (and a whole-string read has the value in hand: no second GET).
+    local value, now = nil, actual
+    if kind ~= 'r' then now = redis.call('TYPE', key)['ok'] end
+    if kind == 'r' and expected == 'string' and inner[2] == 'GET' and reply then value = reply[1] end
+    tag = etag_of(key, now, value) or false
+  end
+  if reply == nil then reply = false end
+  return {reply, tag}
 end

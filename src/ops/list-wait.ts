@@ -1,0 +1,66 @@
+// A list pop's bounded wait: when the list is empty, a blocking BLMPOP on a pooled connection of its own.
+import { ApiError } from '../errors';
+import type { Outcome } from './op';
+import { runBlocking, type Store } from './run';
+
+export interface WaitInput {
+  key: string;
+  end: 'left' | 'right';
+  count: number;
+  /** Seconds, > 0 (BLMPOP's 0 would wait for ever). */
+  wait: number;
+}
+
+/**
+ * The change event of a blocking pop, the one write that runs outside our scripts (BLMPOP cannot run in one):
+ * appended right after the pop, before the answer. The exception to "in the same atomic step": if Redis fails
+ * between the two (the connection lost at that very instant), the items are still answered (they are the client's
+ * now: a 503 would lose them), without their event.
+ */
+async function popped(store: Store, key: string): Promise<void> {
+  const { changes } = store;
+  if (!changes) return;
+  await store.redis
+    .xadd(changes.key, 'MAXLEN', '~', changes.maxlen, '*', 'k', key, 't', 'list', 'o', 'blmpop')
+    .catch(() => {});
+}
+
+/**
+ * Waits up to `wait` seconds for an item, after the normal pop (a script call, run first by runOp) found the list
+ * empty. BLMPOP takes no type check: a key of another type is refused by Redis (409 wrong_type), one created
+ * meanwhile is not waited on. When the client goes away, the connection is closed at once (its wait ends with it)
+ * rather than handed back: an item popped at that very moment is lost with the answer, as any answer the client
+ * is no longer there to read.
+ */
+export function blockingPop({ key, end, count, wait }: WaitInput) {
+  return async (store: Store, abandoned: AbortSignal): Promise<Outcome> => {
+    const { waiters } = store;
+    if (!waiters) throw new ApiError('service_unavailable', 'Waiting pops are not available here');
+    const conn = await waiters.acquire();
+    let reusable = false;
+    const leave = () => waiters.drop(conn);
+    abandoned.addEventListener('abort', leave, { once: true });
+    try {
+      if (abandoned.aborted) throw new ApiError('service_unavailable', 'The client went away');
+      const command = { name: 'BLMPOP', keys: [key], args: ['list'] };
+      const direction = end === 'left' ? 'LEFT' : 'RIGHT';
+      const reply = await runBlocking(
+        store,
+        conn,
+        command,
+        (redisKey) => [wait, 1, redisKey, direction, 'COUNT', count],
+        wait * 1000,
+      );
+      reusable = true;
+      // [key, [values...]], or null when the wait ended with the list still empty.
+      if (reply === null) {
+        throw new ApiError('not_found', `Key '${key}' does not exist (the list stayed empty for ${wait} s)`);
+      }
+      await popped(store, key);
+      return { status: 200, body: { success: true, values: (reply as [string, string[]])[1] } };
+    } finally {
+      abandoned.removeEventListener('abort', leave);
+      waiters.release(conn, reusable && !abandoned.aborted);
+    }
+  };
+}

@@ -1,0 +1,47 @@
+// The one place where Redis error replies become API errors: our scripts' codes, Redis's own refusals.
+import { ApiError, toApiError } from '../errors';
+import { preconditionFailed, unwrapped } from './etag';
+import type { Command } from './op';
+
+/** The one place where Redis error replies become API errors. */
+export function replyError(err: Error, wrapped: Command): ApiError {
+  // A command under If-Match (etag.ts) reads as the command it wraps.
+  const command = unwrapped(wrapped);
+  const key = command.keys[0] ?? '';
+  const [code, actual] = err.message.split(' ', 2);
+  if (code === 'PRECONDITION_FAILED') return preconditionFailed(key, actual as string);
+  if (code === 'WRONGTYPE_OF') {
+    return new ApiError('wrong_type', `Key '${key}' holds a ${actual}, not a ${command.args[0]}`, {
+      details: { key, type: actual },
+    });
+  }
+  if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
+  if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
+  if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
+  // LSET beyond the end of a list (typed_write answers the command's own error); its index follows 'LSET'.
+  if (err.message === 'ERR index out of range') {
+    const index = command.args[command.args.indexOf('LSET') + 1];
+    return new ApiError('index_not_found', `Index ${index} is out of range of list '${key}'`);
+  }
+  return toApiError(err);
+}
+
+/** INCRBY and co. refused: the stored value is not a number of the kind asked for, or the result is out of range. */
+function notANumber(message: string, command: Command): ApiError {
+  const [type, , cmd, field, member] = command.args;
+  const key = command.keys[0];
+  if (type === 'zset') {
+    const name = String(member).slice(0, 100);
+    return new ApiError(
+      'not_a_number',
+      `The score of member '${name}' of sorted set '${key}' cannot be incremented: the result would be NaN (inf - inf)`,
+    );
+  }
+  const where = type === 'hash' ? `Field '${String(field).slice(0, 100)}' of hash '${key}'` : `Key '${key}'`;
+  const cause = /overflow|NaN|Infinity/.test(message)
+    ? 'the result would be out of range (a 64-bit integer, or a finite number)'
+    : /integer/.test(message)
+      ? `it does not hold an integer (${cmd} needs one; a fractional 'by' increments any number)`
+      : 'it does not hold a number';
+  return new ApiError('not_a_number', `${where} cannot be incremented: ${cause}`);
+}
