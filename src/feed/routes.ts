@@ -54,7 +54,8 @@ export function changeRoutes(routes: Routes, ctx: Context): void {
     sendJson(res, 200, await feed.poll({ filter, since, waitMs, limit, gone }));
   });
 
-  const server = new WebSocketServer({ noServer: true });
+  // Clients send nothing (filters and resume point are in the query): a message is read into at most 1 KiB.
+  const server = new WebSocketServer({ noServer: true, maxPayload: 1024 });
   routes.custom('get', '/store/changes/ws', (input, req, res) => {
     const feed = feedOf(ctx);
     const upgrade = (req as UpgradeRequest)[UPGRADE];
