@@ -71,6 +71,22 @@ describe('an event stream', () => {
     }
   });
 
+  test('when EventSource reconnects to a URL with ?since=, then its Last-Event-ID wins (nothing replayed twice)', async () => {
+    const since = await lastId(t);
+    await write('e1');
+    const first = await opened(sse(base, `?since=${since}`));
+    const [seen] = await first.waitFor(1);
+    first.close();
+    await write('e2');
+    const again = await opened(sse(base, `?since=${since}`, { 'Last-Event-ID': seen?.id as string }));
+    try {
+      await again.waitFor(1);
+      expect(keys(again)).toEqual(['e2']);
+    } finally {
+      again.close();
+    }
+  });
+
   test('when ?since= and a prefix filter are given, then the backlog and live events under that prefix only', async () => {
     const { next } = (await request(t.data).get('/store/changes')).body;
     await write('a:1');

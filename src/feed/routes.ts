@@ -26,9 +26,12 @@ function feedOf(ctx: Context): Feed {
   return ctx.feed;
 }
 
-/** The resume point: `since`, else the Last-Event-ID header EventSource sends when it reconnects. */
+/**
+ * The resume point: the Last-Event-ID header, else `since`. The header wins: EventSource reconnects to the same URL
+ * (with its original `since`) and sends the id of the last event it received.
+ */
 function resumePoint({ query, headers }: RequestInput): string | undefined {
-  const text = (query.since as string | undefined) ?? (headers['last-event-id'] as string | undefined);
+  const text = (headers['last-event-id'] as string | undefined) || (query.since as string | undefined);
   if (text === undefined || text === '') return undefined;
   const id = parseId(text);
   if (!id) throw new ApiError('invalid_request', `'${text.slice(0, 100)}' is not an event id of this feed`);
