@@ -102,6 +102,20 @@ describe('an event stream', () => {
     }
   });
 
+  test('when streams are open and events delivered, then the metrics count them by transport', async () => {
+    const client = await opened(sse(base));
+    try {
+      await write('metered');
+      await client.waitFor(1);
+      const text = (await request(t.data).get('/store/admin/metrics')).text;
+      expect(text).toMatch(/svc_changes_subscribers\{transport="sse"\} [1-9]/);
+      expect(text).toMatch(/svc_changes_events_delivered_total\{transport="sse"\} [1-9]/);
+      expect(text).toContain('# TYPE svc_changes_subscribers_dropped_total counter');
+    } finally {
+      client.close();
+    }
+  });
+
   test('when it stays open, then heartbeat comments come', async () => {
     const client = await opened(sse(base));
     try {
