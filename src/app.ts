@@ -5,6 +5,8 @@ import { buildInfo } from './admin/info';
 import { adminRoutes } from './admin/routes';
 import { type Config, loadConfig } from './config';
 import { ApiError } from './errors';
+import { Feed } from './feed/feed';
+import { changeRoutes } from './feed/routes';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
@@ -45,6 +47,8 @@ export interface AppDeps {
    * WAITs block it while a replica is away, and must not hold reads back.
    */
   writerRedis?: RedisClient;
+  /** With SVC_CHANGES_ENABLED: the change feed reader's connection (`feedConnection(redis)`). */
+  feedRedis?: RedisClient;
   /** Behind Sentinel: keeps writes out while a failover is under way (`failoverFence(writers, config)`). */
   fence?: Fence;
   /** The connections of list pops that wait (`new WaiterPool(...)`); without it such a pop answers 503. */
@@ -138,18 +142,29 @@ export function createApp(deps: AppDeps): Apps {
       durable: durableWriter(deps),
       fence: deps.fence,
       waiters: deps.waiters,
+      changes: config.changes.enabled ? { key: keyspace.changes, maxlen: config.changes.maxlen } : undefined,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,
     served: [],
     telemetry: createTelemetry(config),
     peers: deps.peers,
+    feed: undefined,
     // A reload re-reads the keys file and JWT key first: a broken one cancels the whole reload.
     onReload: [(next) => auth.reload(next)],
     authConfigured: () => authenticationConfigured(ctx.config),
     // createReload needs the finished context (it replaces ctx.config); it exists before any request can call this.
     reload: () => reload(),
   };
+  if (deps.feedRedis)
+    ctx.feed = new Feed(
+      deps.redis,
+      deps.feedRedis,
+      keyspace,
+      () => ctx.config,
+      ctx.telemetry.metrics,
+      deps.logger,
+    );
   const reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   deps.peers?.answerWith(answerers(ctx));
   observeRedis(deps.redis, ctx.telemetry.redis);
@@ -159,6 +174,7 @@ export function createApp(deps: AppDeps): Apps {
   const data = new Routes(ctx, app, guards);
   familyRoutes(data, ctx, config.limits);
   keyRoutes(data, ctx);
+  changeRoutes(data, ctx);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
   const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;

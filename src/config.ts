@@ -75,6 +75,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (r.SVC_REDIS_SENTINELS && r.SVC_REDIS_CLUSTER_NODES) {
     problems.push('SVC_REDIS_SENTINELS and SVC_REDIS_CLUSTER_NODES are exclusive: set one');
   }
+  // A script's event must go to a stream in its key's slot, which one stream cannot be: see README, "Change feed".
+  if (r.SVC_CHANGES_ENABLED && r.SVC_REDIS_CLUSTER_NODES) {
+    problems.push(
+      'SVC_CHANGES_ENABLED is not supported with SVC_REDIS_CLUSTER_NODES (Redis Cluster): turn one off',
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(build(r));
 }

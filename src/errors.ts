@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   duplicate_member: 409,
   wrong_type: 409,
   request_timeout: 408,
+  changes_reset: 410,
   precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,

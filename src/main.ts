@@ -62,6 +62,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
+    // Change feed streams never end by themselves: they get their close reason first, then the listeners close.
+    await service.context.feed?.close();
     await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
     await service.close();
     logger.info('stopped');

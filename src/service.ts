@@ -1,8 +1,9 @@
 // createService(config, options): the composition root. Builds every resource from the config, closes them in one call.
 import { type AppDeps, type Apps, createApp } from './app';
 import type { Config } from './config';
+import { BLOCK_MS } from './feed/hub';
 import type { RedisClient } from './redis/client';
-import { createRedis, limiterConnection, writerConnection } from './redis/client';
+import { createRedis, feedConnection, limiterConnection, writerConnection } from './redis/client';
 import { failoverFence } from './redis/failover-fence';
 import { WaiterPool } from './redis/waiters';
 
@@ -12,7 +13,7 @@ const END_WAIT_MS = 1000;
 /** What the service takes besides the config: the logger, and what tests and cluster workers supply. */
 export type ServiceOptions = Omit<
   AppDeps,
-  'config' | 'redis' | 'limiterRedis' | 'writerRedis' | 'fence' | 'waiters'
+  'config' | 'redis' | 'limiterRedis' | 'writerRedis' | 'fence' | 'feedRedis' | 'waiters'
 >;
 
 export interface Service extends Apps {
@@ -67,8 +68,16 @@ export function createService(config: Config, options: ServiceOptions): Service 
   limiterRedis.on('error', () => {});
   const writerRedis = config.redis.waitReplicas > 0 ? writerConnection(redis) : undefined;
   writerRedis?.on('error', () => {});
+  // The change feed's reader blocks on XREAD: a connection of its own (the hub connects and closes it).
+  const feedRedis = config.changes.enabled ? feedConnection(redis, BLOCK_MS) : undefined;
+  feedRedis?.on('error', () => {});
   const fence = failoverFence(writerRedis ? [redis, writerRedis] : [redis], config);
-  const connections = [redis, limiterRedis, ...(writerRedis ? [writerRedis] : [])];
+  const connections = [
+    redis,
+    limiterRedis,
+    ...(writerRedis ? [writerRedis] : []),
+    ...(feedRedis ? [feedRedis] : []),
+  ];
   // A wait's connection timeout: the longest wait plus the usual command timeout (see ops/list-wait.ts).
   const waitTimeoutMs = config.limits.listMaxWait * 1000 + config.redis.commandTimeoutMs;
   const waiters = new WaiterPool(redis, config.listMaxWaiters, waitTimeoutMs);
@@ -76,14 +85,16 @@ export function createService(config: Config, options: ServiceOptions): Service 
   const close = () => {
     closing ??= (async () => {
       fence?.stop();
+      // Subscribers first: their streams end with a close reason while the data connection still answers.
+      await apps?.context.feed?.close();
       waiters.close();
       await Promise.all(connections.map(quit));
     })();
     return closing;
   };
-  let apps: Apps;
+  let apps: Apps | undefined;
   try {
-    apps = createApp({ ...options, config, redis, limiterRedis, writerRedis, fence, waiters });
+    apps = createApp({ ...options, config, redis, limiterRedis, writerRedis, fence, feedRedis, waiters });
   } catch (err) {
     void close();
     throw err;

@@ -279,6 +279,44 @@ export const SETTINGS = {
     schema: str('X-Request-ID', { pattern: '^[A-Za-z0-9-]{1,64}$' }),
     description: 'request id header name',
   },
+  SVC_CHANGES_ENABLED: {
+    path: 'changes.enabled',
+    schema: bool(false),
+    info: 'changes_enabled',
+    description:
+      'the change feed: every write appends an event to a Redis Stream (`/store/changes`); not on Cluster',
+  },
+  SVC_CHANGES_MAXLEN: {
+    path: 'changes.maxlen',
+    schema: int(100000, 1),
+    info: 'changes_maxlen',
+    description: 'events the feed keeps (approximate trim); an older resume point is a `reset`',
+  },
+  SVC_CHANGES_MAX_SUBSCRIBERS: {
+    path: 'changes.maxSubscribers',
+    schema: int(1000, 1),
+    info: 'changes_max_subscribers',
+    description: 'SSE, WebSocket and long-poll subscribers per process at once (`503` beyond)',
+  },
+  SVC_CHANGES_BUFFER: {
+    path: 'changes.buffer',
+    schema: int(1000, 1),
+    info: 'changes_buffer',
+    description: 'events queued for a slow subscriber before it is dropped (it resumes by id)',
+  },
+  SVC_CHANGES_EXPIRED: {
+    path: 'changes.expired',
+    schema: bool(false),
+    info: 'changes_expired',
+    description:
+      'also report keys Redis expires or evicts (keyspace notifications, best effort; needs `notify-keyspace-events Exe`)',
+  },
+  SVC_CHANGES_HEARTBEAT_MS: {
+    path: 'changes.heartbeatMs',
+    schema: int(15000, 100),
+    info: 'changes_heartbeat_ms',
+    description: 'SSE heartbeat comment / WebSocket ping interval',
+  },
   SVC_CLIENTS_MAX: {
     path: 'clientsMax',
     schema: int(1000, 1),

@@ -100,11 +100,26 @@ function refused(command: string, err: Error, removed: number): ApiError {
   });
 }
 
-/** DBSIZE and FLUSHDB ASYNC in one MULTI, so the count is exactly what was flushed. */
-async function flushNode(node: Redis): Promise<number> {
+/** The change feed's stream and retention, when it is on: a flush leaves a `flush` event there. */
+export interface FlushFeed {
+  readonly key: string;
+  readonly maxlen: number;
+}
+
+/** XADD of the `flush` event (no key, no type): every subscriber, tenants included, must re-read its keys. */
+const flushEvent = (feed: FlushFeed) =>
+  [feed.key, 'MAXLEN', '~', feed.maxlen, '*', 'k', '', 't', '', 'o', 'flush'] as const;
+
+/**
+ * DBSIZE and FLUSHDB ASYNC in one MULTI, so the count is exactly what was flushed; with the feed on, the `flush`
+ * event in the same MULTI: the stream is dropped with the data and starts again with that event.
+ */
+async function flushNode(node: Redis, feed?: FlushFeed): Promise<number> {
   let replies: [Error | null, unknown][] | null;
   try {
-    replies = await node.multi().dbsize().flushdb('ASYNC').exec();
+    const multi = node.multi().dbsize().flushdb('ASYNC');
+    if (feed) multi.xadd(...flushEvent(feed));
+    replies = await multi.exec();
   } catch (err) {
     // EXECABORT: a command was refused as it was queued (unknown, denied); the reason is in previousErrors.
     const first = (err as { previousErrors?: Error[] }).previousErrors?.[0];
@@ -142,13 +157,22 @@ async function unlinkMatching(node: Redis, pattern: string, perKey: boolean): Pr
  * it (internal `#svc:` keys never match a prefix). Returns the number of keys removed; throws an ApiError when
  * Redis refused any part of it.
  */
-export async function flush(redis: RedisClient, keyspace: Keyspace): Promise<number> {
+export async function flush(redis: RedisClient, keyspace: Keyspace, feed?: FlushFeed): Promise<number> {
   const cluster = redis instanceof Cluster;
   const counts = await Promise.all(
     masterNodes(redis).map((node) =>
-      keyspace.prefix ? unlinkMatching(node, keyspace.userPattern, cluster) : flushNode(node),
+      keyspace.prefix ? unlinkMatching(node, keyspace.userPattern, cluster) : flushNode(node, feed),
     ),
   );
+  // Under a prefix the stream stays (internal keys never match it): the event follows the last UNLINK.
+  if (feed && keyspace.prefix)
+    await redis.xadd(...flushEvent(feed)).catch((err) => {
+      throw refused(
+        'XADD',
+        err,
+        counts.reduce((a, b) => a + b, 0),
+      );
+    });
   return counts.reduce((a, b) => a + b, 0);
 }
 

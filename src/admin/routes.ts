@@ -46,7 +46,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
       version,
       build_date: buildDate,
       config: publicConfig(ctx.config),
-      features: { websocket: false, authentication: ctx.authConfigured(), cors: false },
+      features: { websocket: ctx.feed !== undefined, authentication: ctx.authConfigured(), cors: false },
     }),
   );
 
@@ -69,7 +69,9 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
   admin('get', '/store/admin/stats', async (_input, res) => sendJson(res, 200, await instanceStats(ctx)));
 
   admin('post', '/store/admin/flush', async (_input, res) => {
-    const removed = await flush(ctx.redis, ctx.keyspace);
+    const { enabled, maxlen } = ctx.config.changes;
+    const feed = enabled ? { key: ctx.keyspace.changes, maxlen } : undefined;
+    const removed = await flush(ctx.redis, ctx.keyspace, feed);
     const prefix = ctx.keyspace.prefix;
     const message = prefix ? `Removed the keys under prefix '${prefix}'` : 'Database flushed';
     sendJson(res, 200, { success: true, message, keys_removed: removed });

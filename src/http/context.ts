@@ -1,6 +1,7 @@
 // What every part of a running app shares: the current config, Redis, the keyspace, logger, contract, access.
 import type { Response } from 'express';
 import type { Config } from '../config';
+import type { Feed } from '../feed/feed';
 import type { Logger } from '../observability/logger';
 import type { Telemetry } from '../observability/observe';
 import type { Store } from '../ops/run';
@@ -39,6 +40,8 @@ export interface Context {
    * may return what it changed beyond the settings themselves (the credentials in a keys file), to be reported.
    */
   readonly onReload: Array<(config: Config) => undefined | string[] | Promise<undefined | string[]>>;
+  /** The change feed, when SVC_CHANGES_ENABLED is on. */
+  feed?: Feed;
   /** True when any credential is configured (`info` reports it; a test may swap it). */
   authConfigured: () => boolean;
 }

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { answerClientError } from './client-errors';
 import type { Context } from './context';
+import { acceptUpgrades } from './upgrade';
 
 /**
  * After a graceful close starts, connections with no request in flight are closed every this many ms, not at once:
@@ -61,6 +62,7 @@ export function listen(app: Express, ctx: Context, port: number, host: string): 
   server.maxConnections = config.maxConnections;
   capPerAddress(server, config.maxConnectionsPerIp, ctx);
   server.on('clientError', answerClientError(ctx));
+  acceptUpgrades(server, app);
 
   let closing = false;
   // Tracked per connection, not per request (a listener on every response cost a GET several µs of CPU): at a close,

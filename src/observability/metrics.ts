@@ -1,5 +1,5 @@
 // Prometheus metrics of one app: a private prom-client Registry with request, error and Redis instruments.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 type Labels = { method: string; endpoint: string };
 
@@ -45,6 +45,24 @@ export class Metrics {
     help: 'Redis commands sent for data operations',
     registers: [this.registry],
   });
+  private readonly feedSubscriberGauge = new Gauge({
+    name: 'svc_changes_subscribers',
+    help: 'Change feed subscribers of this process now, by transport (sse, websocket, poll)',
+    labelNames: ['transport'] as const,
+    registers: [this.registry],
+  });
+  private readonly feedEvents = new Counter({
+    name: 'svc_changes_events_delivered_total',
+    help: 'Change feed events sent to subscribers, by transport',
+    labelNames: ['transport'] as const,
+    registers: [this.registry],
+  });
+  private readonly feedDrops = new Counter({
+    name: 'svc_changes_subscribers_dropped_total',
+    help: 'Change feed subscribers dropped by the service (too slow, shutting down), by transport',
+    labelNames: ['transport'] as const,
+    registers: [this.registry],
+  });
   /** One label object per endpoint and method, reused by every request (no allocation per request). */
   private readonly labels = new Map<string, Map<string, Labels>>();
 
@@ -74,6 +92,19 @@ export class Metrics {
   redis(seconds: number, commands: number): void {
     this.redisTime.observe(seconds);
     this.redisCommands.inc(commands);
+  }
+
+  feedSubscribers(transport: string, delta: number): void {
+    this.feedSubscriberGauge.inc({ transport }, delta);
+  }
+
+  /** Per transport, the counter child (labels resolved once: this runs for every event sent to every subscriber). */
+  feedDelivered(transport: string): { inc(): void } {
+    return this.feedEvents.labels(transport);
+  }
+
+  feedDropped(transport: string): void {
+    this.feedDrops.inc({ transport });
   }
 
   get contentType(): string {

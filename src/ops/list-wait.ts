@@ -12,6 +12,20 @@ export interface WaitInput {
 }
 
 /**
+ * The change event of a blocking pop, the one write that runs outside our scripts (BLMPOP cannot run in one):
+ * appended right after the pop, before the answer. The exception to "in the same atomic step": if Redis fails
+ * between the two (the connection lost at that very instant), the items are still answered (they are the client's
+ * now: a 503 would lose them), without their event.
+ */
+async function popped(store: Store, key: string): Promise<void> {
+  const { changes } = store;
+  if (!changes) return;
+  await store.redis
+    .xadd(changes.key, 'MAXLEN', '~', changes.maxlen, '*', 'k', key, 't', 'list', 'o', 'blmpop')
+    .catch(() => {});
+}
+
+/**
  * Waits up to `wait` seconds for an item, after the normal pop (a script call, run first by runOp) found the list
  * empty. BLMPOP takes no type check: a key of another type is refused by Redis (409 wrong_type), one created
  * meanwhile is not waited on. When the client goes away, the connection is closed at once (its wait ends with it)
@@ -42,6 +56,7 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
       if (reply === null) {
         throw new ApiError('not_found', `Key '${key}' does not exist (the list stayed empty for ${wait} s)`);
       }
+      await popped(store, key);
       return { status: 200, body: { success: true, values: (reply as [string, string[]])[1] } };
     } finally {
       abandoned.removeEventListener('abort', leave);

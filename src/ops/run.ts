@@ -27,6 +27,11 @@ export interface Store {
   readonly fence?: Fence;
   /** The connections of blocking commands (a list pop's `wait`); without it such a wait answers 503. */
   readonly waiters?: WaiterPool;
+  /**
+   * With the change feed on, its stream: what a write outside our scripts (a list's blocking pop) appends its
+   * event to. Every other write appends it inside its script (typed.lua's `changed`).
+   */
+  readonly changes?: { readonly key: string; readonly maxlen: number };
 }
 
 type Invoke = (...args: unknown[]) => Promise<unknown>;

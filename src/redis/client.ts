@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Config } from '../config';
+import { createKeyspace } from './keys';
 
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
 
@@ -19,23 +20,42 @@ export interface ScriptCommands {
    * then optionally 'all' (every If-Match must hold before anything runs). */
   typedBatch(numberOfKeys: number, keys: string[], argv: [string] | [string, 'all']): Promise<unknown[]>;
   /** Adds `by` hits to a rate-limit counter with a window of `windowMs`: [hits, ms left in the window]. */
+  /** DEL of a key of any type with its change event: 1 when it existed. */
+  keyDelete(key: string): Promise<number>;
   rateLimitIncrement(key: string, by: number, windowMs: number): Promise<[number, number]>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
 
 const source = (file: string) => readFileSync(join(__dirname, 'scripts', file), 'utf8');
-/** Each script is the shared library (typed.lua) followed by its own body. */
-const script = (file: string) => `${source('typed.lua')}\n${source(file)}`;
-const SCRIPTS = {
-  typedRead: { lua: script('typed-read-1.lua'), numberOfKeys: 1 },
-  typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
-  typedIncr: { lua: script('typed-incr-1.lua'), numberOfKeys: 1 },
-  typedEtag: { lua: script('typed-etag-1.lua'), numberOfKeys: 1 },
-  // The key count comes first in each call.
-  typedBatch: { lua: script('typed-batch-n.lua') },
-  rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },
-};
+const TYPED = source('typed.lua');
+
+/**
+ * The first line of every typed script: the change feed's settings for typed.lua's `changed` (false when off, so
+ * that a write then costs one table lookup more). Built from the config, so no script takes extra arguments.
+ */
+function feedHeader(config: Config): string {
+  const { enabled, maxlen } = config.changes;
+  if (!enabled) return 'local FEED = false';
+  const { changes, prefix } = createKeyspace(config.keyPrefix);
+  return `local FEED = {key = '${changes}', maxlen = ${maxlen}, strip = ${Buffer.byteLength(prefix)}}`;
+}
+
+/** Each script is the feed header, the shared library (typed.lua), then its own body. */
+function scripts(config: Config) {
+  const header = feedHeader(config);
+  const script = (file: string) => `${header}\n${TYPED}\n${source(file)}`;
+  return {
+    typedRead: { lua: script('typed-read-1.lua'), numberOfKeys: 1 },
+    typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
+    typedIncr: { lua: script('typed-incr-1.lua'), numberOfKeys: 1 },
+    typedEtag: { lua: script('typed-etag-1.lua'), numberOfKeys: 1 },
+    // The key count comes first in each call.
+    typedBatch: { lua: script('typed-batch-n.lua') },
+    keyDelete: { lua: script('key-delete-1.lua'), numberOfKeys: 1 },
+    rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },
+  };
+}
 
 export function redisMode(config: Config): RedisMode {
   if (config.redis.clusterNodes) return 'cluster';
@@ -57,6 +77,7 @@ function reconnectOnReadonly(): (err: Error) => boolean {
  * no offline queue, one attempt per command, a command timeout, and endless reconnects in the background.
  */
 function baseOptions(config: Config): RedisOptions {
+  const SCRIPTS = scripts(config);
   return {
     enableAutoPipelining: true,
     enableOfflineQueue: false,
@@ -79,7 +100,7 @@ export function createRedis(config: Config): RedisClient {
     const { retryStrategy: _r, enableOfflineQueue: _o, ...redisOptions } = options;
     const credentials = new URL(url);
     return new Cluster([...clusterNodes], {
-      scripts: SCRIPTS,
+      scripts: options.scripts,
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
       autoPipeliningIgnoredCommands: ['typedBatch'],
@@ -125,6 +146,14 @@ export function duplicate(redis: RedisClient, options: RedisOptions): RedisClien
   const own = { ...options, reconnectOnError: reconnectOnReadonly() };
   if (!(redis instanceof Cluster)) return redis.duplicate(own) as RedisClient;
   return redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, ...own } }) as RedisClient;
+}
+
+/** Added to the XREAD BLOCK time for the feed reader's command timeout (see feed/hub.ts). */
+const FEED_READ_SLACK_MS = 5_000;
+
+/** The change feed's reader: its XREAD blocks for up to BLOCK_MS, so its command timeout covers that. */
+export function feedConnection(redis: RedisClient, blockMs = 5_000): RedisClient {
+  return duplicate(redis, { commandTimeout: blockMs + FEED_READ_SLACK_MS, enableAutoPipelining: false });
 }
 
 /**

@@ -18,7 +18,7 @@ const DEFAULT_LIMIT = 100;
  * the tenant's is kept; one the tenant's prefix extends ('' or 'ten' for 'tenant-a:') narrows to it; any
  * other reaches outside: 403.
  */
-function scopedPrefix(res: Response, requested: string): string {
+export function scopedPrefix(res: Response, requested: string): string {
   const own = principalOf(res)?.prefix;
   if (own === undefined || requested.startsWith(own)) return requested;
   if (own.startsWith(requested)) return own;
@@ -43,8 +43,10 @@ export function keyRoutes(routes: Routes, ctx: Context): void {
     if (!info) throw notFound(params.key as string);
     sendJson(res, 200, info);
   });
-  // Any type: a plain DEL through the operation runner (durable writes, failover fence, metrics as elsewhere);
-  // under If-Match, a DEL inside typed_etag (typed.lua), which checks the key's ETag first.
+  // Any type: a plain DEL through the operation runner (durable writes, failover fence, metrics as elsewhere); with
+  // the change feed on, key-delete-1.lua, which appends the event in the same step; under If-Match, a DEL inside
+  // typed_etag (typed.lua), which checks the key's ETag first (and appends the event).
+  const del = ctx.config.changes.enabled ? 'keyDelete' : 'del';
   routes.op('delete', '/store/keys/{key}', ({ params, headers }) => {
     const key = params.key as string;
     const match = ifMatchCondition(headers['if-match']);
@@ -52,7 +54,7 @@ export function keyRoutes(routes: Routes, ctx: Context): void {
       return {
         writes: true,
         keys: [key],
-        commands: [{ name: 'del', keys: [key], args: [] }],
+        commands: [{ name: del, keys: [key], args: [] }],
         result: ([n]) => ok({ success: true, deleted: n === 1 }),
       };
     }

@@ -1,6 +1,33 @@
 -- typed: a type-checked read, write or increment of one key; the library that typed-read-1, typed-write-1,
 -- typed-incr-1 and typed-batch-n are each prefixed with (src/redis/client.ts), so that every script runs the same code.
 
+-- The change feed (issue 18, README "Change feed"). src/redis/client.ts puts `local FEED = ...` before this library:
+-- false when SVC_CHANGES_ENABLED is off (then `changed` returns at once), else {key = the stream, maxlen = the
+-- approximate retention, strip = bytes of SVC_KEY_PREFIX}. The event is appended by the script that writes, so that
+-- no acknowledged write lacks its event and no event describes a write that did not happen. It holds the key (without
+-- the prefix), the family's Redis type and the operation (the write command in lower case: set, hset, hdel, sadd,
+-- srem, spop, del, expire, persist, incrby, ...); its time is the stream id's milliseconds; never the value.
+local function changed(key, kind, operation)
+  if not FEED then return end
+  redis.call('XADD', FEED.key, 'MAXLEN', '~', FEED.maxlen, '*',
+    'k', string.sub(key, FEED.strip + 1), 't', kind, 'o', operation)
+end
+
+-- Commands that change the key whenever they succeed, although their reply may be 0 (HSET of existing fields).
+local ALWAYS_CHANGES = {SET = true, HSET = true, HMSET = true}
+
+-- Whether a write command's reply shows a change: a positive count, OK, a popped element; not 0, nil or {}.
+-- `flags` are those typed_write split off the command, `arg` the first argument after them.
+local function changes(cmd, flags, arg, reply)
+  if ALWAYS_CHANGES[cmd] then return true end
+  -- ZADD without CH counts only the members added, not a new score of one already there (NX only adds).
+  if cmd == 'ZADD' and not flags and arg ~= 'NX' then return true end
+  local kind = type(reply)
+  if kind == 'number' then return reply > 0 end
+  if kind == 'table' then return reply.ok ~= nil or #reply > 0 end
+  return kind == 'string'
+end
+
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
 -- argv[1]  the expected Redis type: string | hash | set | list | zset
 -- argv[2]  optional: the read command; argv[3..] its arguments after the key
@@ -63,7 +90,12 @@ local function typed_write(key, argv)
     end
   end
 
-  if argv[4] ~= '' and redis.call('EXISTS', key) == 1 then redis.call('EXPIRE', key, argv[4]) end
+  local expired = argv[4] ~= '' and redis.call('EXISTS', key) == 1
+  if expired then redis.call('EXPIRE', key, argv[4]) end
+  -- One event per write that changed something (the old content dropped, the command, the TTL).
+  if FEED and ((argv[3] == '1' and existed) or expired or changes(cmd, flags, argv[first], reply)) then
+    changed(key, argv[1], string.lower(cmd))
+  end
   local count = 0
   if argv[5] ~= '' then count = redis.call(argv[5], key) end
   return {existed and 1 or 0, reply, count}
@@ -103,6 +135,9 @@ local function typed_incr(key, argv)
     if hash then reply = redis.call('HGET', key, argv[4]) else reply = redis.call('GET', key) end
   end
   if argv[2] ~= '' and not existed then redis.call('EXPIRE', key, argv[2]) end
+  -- An increment by 0 of an existing number changes nothing: no event. ZINCRBY takes the increment before the member.
+  local by = argv[1] == 'zset' and argv[4] or argv[#argv]
+  if FEED and (not had or tonumber(by) ~= 0) then changed(key, argv[1], string.lower(argv[3])) end
   return {existed and 1 or 0, had and 1 or 0, reply, redis.call('TTL', key)}
 end
 
@@ -129,8 +164,14 @@ local function etag_matches(key, actual, match)
   return current ~= nil and string.find(match, '"' .. current .. '"', 2, true) ~= nil, current
 end
 
--- 'd': DEL of a key of any type (expected type '*'), for DELETE /store/keys/{key}.
-local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = function(key) return redis.call('DEL', key) end}
+-- 'd': DEL of a key of any type (expected type '*'), for DELETE /store/keys/{key}, with its change event.
+local function delete_any(key)
+  local kind = redis.call('TYPE', key)['ok']
+  local deleted = redis.call('DEL', key)
+  if FEED and deleted == 1 then changed(key, kind, 'del') end
+  return deleted
+end
+local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = delete_any}
 
 -- Runs typed_read ('r'), typed_write ('w'), typed_incr ('i') or a DEL ('d') under an If-Match precondition,
 -- answering the ETag.

@@ -1,0 +1,132 @@
+// The one reader of the change feed per process: a blocking XREAD loop on its own connection, fanned out to all.
+import { ApiError, REDIS_RETRY_AFTER } from '../errors';
+import type { Metrics } from '../observability/metrics';
+import type { RedisClient } from '../redis/client';
+import { type ChangeEvent, type StreamEntry, toEvent } from './event';
+import type { Subscriber } from './subscriber';
+
+/** How long one XREAD blocks: a close or a lost connection is noticed within this. */
+export const BLOCK_MS = 5_000;
+/** Entries per XREAD: a burst is fanned out in slices of this many. */
+const READ_COUNT = 1_000;
+/** The pause before the next attempt when Redis does not answer (the connection reconnects meanwhile). */
+const RETRY_MS = 500;
+
+/** How long the first subscriber waits for the reader to learn where the stream ends before it is refused (503). */
+const POSITION_WAIT_MS = 5_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface HubLimits {
+  readonly maxSubscribers: number;
+}
+
+/**
+ * Reads the stream from where it last stopped (an id, so a reconnect or a Sentinel failover loses nothing the new
+ * primary has) and hands each slice of events to every subscriber. It starts with the first subscriber.
+ */
+export class Hub {
+  private readonly subscribers = new Set<Subscriber>();
+  private last: string | undefined;
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private markPositioned: (value: true) => void = () => {};
+  /** Resolves once `last` is known. */
+  private readonly positioned = new Promise<true>((resolve) => {
+    this.markPositioned = resolve;
+  });
+
+  constructor(
+    private readonly reader: RedisClient,
+    private readonly stream: string,
+    private readonly limits: () => HubLimits,
+    private readonly metrics: Metrics,
+  ) {}
+
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /** 503 when the service is closing or SVC_CHANGES_MAX_SUBSCRIBERS are already here. */
+  checkRoom(): void {
+    if (this.closed) throw unavailable('the service is shutting down');
+    const { maxSubscribers } = this.limits();
+    if (this.subscribers.size >= maxSubscribers)
+      throw unavailable(`this instance already serves ${maxSubscribers} subscribers`);
+  }
+
+  /**
+   * Adds a subscriber (503 when there is no room: see checkRoom); resolves to its removal once the reader knows
+   * where it reads from, so that what the subscriber reads next as its backlog and what the reader hands it meet
+   * without a gap (only the first subscriber waits: the reader keeps its position from then on).
+   */
+  async subscribe(subscriber: Subscriber): Promise<() => void> {
+    this.checkRoom();
+    this.subscribers.add(subscriber);
+    this.metrics.feedSubscribers(subscriber.transport, 1);
+    const remove = () => {
+      if (this.subscribers.delete(subscriber)) this.metrics.feedSubscribers(subscriber.transport, -1);
+    };
+    this.running ??= this.loop();
+    if (this.last === undefined) {
+      const positioned = await Promise.race([this.positioned, sleep(POSITION_WAIT_MS).then(() => false)]);
+      if (!positioned) {
+        remove();
+        throw unavailable('its reader cannot reach Redis');
+      }
+    }
+    return remove;
+  }
+
+  /** Stops reading and drops every subscriber with `reason`. */
+  async close(reason = 'the service is shutting down'): Promise<void> {
+    this.closed = true;
+    for (const s of [...this.subscribers]) s.drop(reason);
+    this.subscribers.clear();
+    // The XREAD in flight would hold a QUIT for up to BLOCK_MS.
+    this.reader.disconnect();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    await this.reader.connect().catch(() => {});
+    while (!this.closed) {
+      try {
+        if (this.last === undefined) {
+          this.last = await this.lastId();
+          this.markPositioned(true);
+        }
+        const reply = (await this.reader.xread(
+          'COUNT',
+          READ_COUNT,
+          'BLOCK',
+          BLOCK_MS,
+          'STREAMS',
+          this.stream,
+          this.last,
+        )) as [string, StreamEntry[]][] | null;
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length === 0) continue;
+        this.last = (entries[entries.length - 1] as StreamEntry)[0];
+        this.fanOut(entries.map(toEvent));
+      } catch {
+        if (!this.closed) await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  private fanOut(events: ChangeEvent[]): void {
+    for (const subscriber of this.subscribers) subscriber.receive(events);
+  }
+
+  /** The id the stream ends at now ('0-0' when it does not exist yet): reading starts after it. */
+  private async lastId(): Promise<string> {
+    const [last] = (await this.reader.xrevrange(this.stream, '+', '-', 'COUNT', 1)) as StreamEntry[];
+    return last?.[0] ?? '0-0';
+  }
+}
+
+function unavailable(why: string): ApiError {
+  return new ApiError('service_unavailable', `The change feed is not available: ${why}`, {
+    retryAfter: REDIS_RETRY_AFTER,
+  });
+}

@@ -1,0 +1,89 @@
+// The change feed as Server-Sent Events: `id:` is the stream id, so EventSource resumes with Last-Event-ID.
+import type { Request, Response } from 'express';
+import { resetMessage } from './backlog';
+import type { ChangeEvent } from './event';
+import type { Feed } from './feed';
+import type { Filter, Sink } from './subscriber';
+
+const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+
+/** Each event's frame, built once for all the streams it goes to. */
+const frames = new WeakMap<ChangeEvent, string>();
+function frame(event: ChangeEvent): string {
+  let text = frames.get(event);
+  if (text === undefined) {
+    text = `id: ${event.id}\n${data(event)}`;
+    frames.set(event, text);
+  }
+  return text;
+}
+
+/**
+ * Streams the feed into `res` until the client goes, the service drops it, or it shuts down. A change is an
+ * unnamed event (EventSource's `onmessage`); `reset` and `close` are named events; heartbeats are comments.
+ */
+export async function serveSse(
+  feed: Feed,
+  req: Request,
+  res: Response,
+  filter: Filter,
+  since: string | undefined,
+  heartbeatMs: number,
+): Promise<void> {
+  let gone = false;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let unsubscribe = () => {};
+  const end = () => {
+    gone = true;
+    clearInterval(heartbeat);
+    unsubscribe();
+  };
+  // Headers go out with the first write: a full feed (503) or a Redis failure can still answer as JSON before it.
+  const head = () => {
+    if (res.headersSent) return;
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      // Proxies such as nginx would otherwise buffer the stream.
+      'X-Accel-Buffering': 'no',
+    });
+  };
+  const sink: Sink = {
+    transport: 'sse',
+    send(event, drained) {
+      head();
+      // The events of one hub slice leave in one write (one system call), not one each. The socket is corked, not
+      // the response: a corked response buffers chunks itself and then emits no 'drain' once they are flushed.
+      const socket = res.socket;
+      if (socket && socket.writableCorked === 0) {
+        socket.cork();
+        process.nextTick(() => socket.uncork());
+      }
+      if (res.write(frame(event))) return true;
+      res.once('drain', drained);
+      return false;
+    },
+    reset(from, next) {
+      head();
+      res.write(`id: ${next}\nevent: reset\n${data({ since: from, next, message: resetMessage(from) })}`);
+    },
+    drop(reason) {
+      head();
+      res.end(`event: close\n${data({ reason })}`);
+      end();
+    },
+  };
+  req.on('close', end);
+  try {
+    unsubscribe = await feed.follow(filter, since, sink);
+  } catch (err) {
+    if (!res.headersSent) throw err;
+    sink.drop('the feed could not be read; resume from the last event received');
+    return;
+  }
+  if (gone) return unsubscribe();
+  head();
+  // A first comment, so that the client (and any proxy) sees the stream open at once.
+  res.write(': following changes\n\n');
+  heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
+}
