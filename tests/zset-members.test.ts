@@ -1,20 +1,8 @@
 // Sorted set members end to end: one member's score and rank, set, increment, remove; cardinality, pop, whole key.
-import request from 'supertest';
-import { type TestApp, testApp } from './support/app';
 import { expectSchema } from './support/schemas';
+import { zsetTestApp } from './support/zsets';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await testApp('zset-members');
-});
-afterAll(() => t.close());
-
-const api = () => request(t.data);
-const raw = (key: string) => `${t.prefix}${key}`;
-const all = async (key: string) => t.raw.zrange(raw(key), 0, -1, 'WITHSCORES');
-/** A sorted set of ten players p0..p9 with scores 0, 10, ..., 90. */
-const seed = async (key: string) =>
-  t.raw.zadd(raw(key), ...Array.from({ length: 10 }, (_, i) => [i * 10, `p${i}`]).flat());
+const { api, raw, redis, all, seed } = zsetTestApp('zset-members');
 
 describe('one member', () => {
   test('when a member is read, then its score, rank and rev_rank come; an absent one is 404 member_not_found', async () => {
@@ -34,21 +22,21 @@ describe('one member', () => {
       201,
       { success: true, member: 'alice', score: 5, added: true },
     ]);
-    await t.raw.expire(raw('m-set'), 500);
+    await redis().expire(raw('m-set'), 500);
     const second = await api().post('/store/zset/m-set/member/alice').send({ score: '-inf' });
     expect([second.status, second.body.added]).toEqual([200, false]);
-    expect(await t.raw.zscore(raw('m-set'), 'alice')).toBe('-inf');
-    expect(await t.raw.ttl(raw('m-set'))).toBeGreaterThan(400);
+    expect(await redis().zscore(raw('m-set'), 'alice')).toBe('-inf');
+    expect(await redis().ttl(raw('m-set'))).toBeGreaterThan(400);
   });
 
   test('when If-None-Match: * meets an existing member, then 409 duplicate_member and the score stays', async () => {
-    await t.raw.zadd(raw('m-nx'), 1, 'alice');
+    await redis().zadd(raw('m-nx'), 1, 'alice');
     const res = await api()
       .post('/store/zset/m-nx/member/alice')
       .set('If-None-Match', '*')
       .send({ score: 9 });
     expect([res.status, res.body.error]).toEqual([409, 'duplicate_member']);
-    expect(await t.raw.zscore(raw('m-nx'), 'alice')).toBe('1');
+    expect(await redis().zscore(raw('m-nx'), 'alice')).toBe('1');
   });
 
   test('when the score is not a number, then 400 invalid_value and nothing changes', async () => {
@@ -56,11 +44,11 @@ describe('one member', () => {
       const res = await api().post('/store/zset/m-bad/member/alice').send({ score });
       expect([score, res.status, res.body.error]).toEqual([score, 400, 'invalid_value']);
     }
-    expect(await t.raw.exists(raw('m-bad'))).toBe(0);
+    expect(await redis().exists(raw('m-bad'))).toBe(0);
   });
 
   test('when a member is removed, then removed tells whether it was there; If-Match: * insists', async () => {
-    await t.raw.zadd(raw('m-del'), 1, 'a', 2, 'b');
+    await redis().zadd(raw('m-del'), 1, 'a', 2, 'b');
     const res = await api().delete('/store/zset/m-del/member/a');
     expect(res.body).toEqual({ success: true, member: 'a', removed: true });
     const again = await api().delete('/store/zset/m-del/member/a');
@@ -71,7 +59,7 @@ describe('one member', () => {
   });
 
   test('when several members are removed, then removed and the cardinality left come back', async () => {
-    await t.raw.zadd(raw('m-remove'), 1, 'a', 2, 'b', 3, 'c');
+    await redis().zadd(raw('m-remove'), 1, 'a', 2, 'b', 3, 'c');
     const res = await api()
       .post('/store/zset/m-remove/remove')
       .send({ members: ['a', 'b', 'b', 'zzz'] });
@@ -99,23 +87,23 @@ describe('incrementing a score', () => {
   });
 
   test('when the result would be NaN, then 422 not_a_number and the score stays', async () => {
-    await t.raw.zadd(raw('i-nan'), '+inf', 'top');
+    await redis().zadd(raw('i-nan'), '+inf', 'top');
     const res = await incr('i-nan', 'top', { by: '-inf' });
     expect([res.status, res.body.error]).toEqual([422, 'not_a_number']);
-    expect(await t.raw.zscore(raw('i-nan'), 'top')).toBe('inf');
+    expect(await redis().zscore(raw('i-nan'), 'top')).toBe('inf');
     const inf = await incr('i-nan', 'other', { by: '+inf' });
     expect(inf.body.score).toBe('+inf');
   });
 
   test('when the key holds a hash, then 409 wrong_type; a bad by is 400 invalid_value', async () => {
-    await t.raw.hset(raw('i-hash'), 'f', 'v');
+    await redis().hset(raw('i-hash'), 'f', 'v');
     expect((await incr('i-hash', 'a')).body.error).toBe('wrong_type');
     expect((await incr('i-score', 'a', { by: '1' })).body.error).toBe('invalid_value');
   });
 
   test('when 200 increments run at once, then none is lost', async () => {
     await Promise.all(Array.from({ length: 200 }, () => incr('i-race', 'n')));
-    expect(await t.raw.zscore(raw('i-race'), 'n')).toBe('200');
+    expect(await redis().zscore(raw('i-race'), 'n')).toBe('200');
   });
 });
 
@@ -129,7 +117,7 @@ describe('cardinality and pop', () => {
   });
 
   test('when popped, then the lowest (default) or highest members come with scores; an empty key is 404', async () => {
-    await t.raw.zadd(raw('c-pop'), 1, 'a', 2, 'b', 3, 'c');
+    await redis().zadd(raw('c-pop'), 1, 'a', 2, 'b', 3, 'c');
     const low = await api().post('/store/zset/c-pop/pop');
     expect(low.body).toEqual({ success: true, members: [{ member: 'a', score: 1 }] });
     const high = await api().post('/store/zset/c-pop/pop').send({ end: 'max', count: 5 });
@@ -147,7 +135,7 @@ describe('cardinality and pop', () => {
 
 describe('the whole key', () => {
   test('when exists, ttl, expire, persist and delete are used, then they answer like the other families', async () => {
-    await t.raw.zadd(raw('k-key'), 1, 'a');
+    await redis().zadd(raw('k-key'), 1, 'a');
     expect((await api().get('/store/zset/k-key/exists')).body).toEqual({ exists: true });
     expect((await api().post('/store/zset/k-key/expire').send({ ttl: 100 })).body).toEqual({
       success: true,
@@ -160,7 +148,7 @@ describe('the whole key', () => {
   });
 
   test('when a write meets a set, then 409 wrong_type and the set is untouched', async () => {
-    await t.raw.sadd(raw('k-set'), 'a');
+    await redis().sadd(raw('k-set'), 'a');
     for (const res of [
       await api()
         .post('/store/zset/k-set')
@@ -174,6 +162,6 @@ describe('the whole key', () => {
     ]) {
       expect([res.status, res.body.error]).toEqual([409, 'wrong_type']);
     }
-    expect(await t.raw.smembers(raw('k-set'))).toEqual(['a']);
+    expect(await redis().smembers(raw('k-set'))).toEqual(['a']);
   });
 });

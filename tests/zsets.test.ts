@@ -1,20 +1,8 @@
 // Sorted sets end to end: whole writes (merge, replace, only new / existing, limits), reads by rank and by score.
-import request from 'supertest';
-import { type TestApp, testApp } from './support/app';
 import { expectSchema } from './support/schemas';
+import { zsetTestApp } from './support/zsets';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await testApp('zsets');
-});
-afterAll(() => t.close());
-
-const api = () => request(t.data);
-const raw = (key: string) => `${t.prefix}${key}`;
-const all = async (key: string) => t.raw.zrange(raw(key), 0, -1, 'WITHSCORES');
-/** A sorted set of ten players p0..p9 with scores 0, 10, ..., 90. */
-const seed = async (key: string) =>
-  t.raw.zadd(raw(key), ...Array.from({ length: 10 }, (_, i) => [i * 10, `p${i}`]).flat());
+const { api, raw, redis, all, seed } = zsetTestApp('zsets');
 
 describe('writing a sorted set', () => {
   test('when the key is new, then 201 with added, updated and cardinality, and no expiry', async () => {
@@ -25,38 +13,38 @@ describe('writing a sorted set', () => {
     expect(res.body).toEqual({ success: true, key: 'w-new', added: 4, updated: 0, cardinality: 4 });
     expectSchema('ZsetWriteResponse', res.body);
     expect(await all('w-new')).toEqual(['floor', '-inf', 'bob', '3100.5', 'alice', '4200', 'top', 'inf']);
-    expect(await t.raw.ttl(raw('w-new'))).toBe(-1);
+    expect(await redis().ttl(raw('w-new'))).toBe(-1);
   });
 
   test('when the key exists, then 200, scores merge, and added / updated count new and changed members', async () => {
-    await t.raw.zadd(raw('w-merge'), 1, 'a', 2, 'b', 3, 'c');
-    await t.raw.expire(raw('w-merge'), 500);
+    await redis().zadd(raw('w-merge'), 1, 'a', 2, 'b', 3, 'c');
+    await redis().expire(raw('w-merge'), 500);
     const res = await api()
       .post('/store/zset/w-merge')
       .send({ members: { a: 1, b: 20, d: 4 } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, key: 'w-merge', added: 1, updated: 1, cardinality: 4 });
     expect(await all('w-merge')).toEqual(['a', '1', 'c', '3', 'd', '4', 'b', '20']);
-    expect(await t.raw.ttl(raw('w-merge'))).toBeGreaterThan(400);
+    expect(await redis().ttl(raw('w-merge'))).toBeGreaterThan(400);
   });
 
   test('when mode is replace, then the old members and the expiry are gone; ttl sets a new one', async () => {
-    await t.raw.zadd(raw('w-replace'), 1, 'old', 2, 'keep');
-    await t.raw.expire(raw('w-replace'), 500);
+    await redis().zadd(raw('w-replace'), 1, 'old', 2, 'keep');
+    await redis().expire(raw('w-replace'), 500);
     const res = await api()
       .post('/store/zset/w-replace')
       .send({ members: { keep: 5, new: 6 }, mode: 'replace' });
     expect(res.body).toEqual({ success: true, key: 'w-replace', added: 2, updated: 0, cardinality: 2 });
     expect(await all('w-replace')).toEqual(['keep', '5', 'new', '6']);
-    expect(await t.raw.ttl(raw('w-replace'))).toBe(-1);
+    expect(await redis().ttl(raw('w-replace'))).toBe(-1);
     await api()
       .post('/store/zset/w-replace')
       .send({ members: { x: 1 }, ttl: 50 });
-    expect(await t.raw.ttl(raw('w-replace'))).toBeLessThanOrEqual(50);
+    expect(await redis().ttl(raw('w-replace'))).toBeLessThanOrEqual(50);
   });
 
   test('when only is new, then existing scores stay; when only is existing, then no member is added', async () => {
-    await t.raw.zadd(raw('w-only'), 1, 'a');
+    await redis().zadd(raw('w-only'), 1, 'a');
     const nx = await api()
       .post('/store/zset/w-only')
       .send({ members: { a: 100, b: 2 }, only: 'new' });
@@ -70,7 +58,7 @@ describe('writing a sorted set', () => {
       .post('/store/zset/w-only-missing')
       .send({ members: { a: 1 }, only: 'existing' });
     expect([missing.status, missing.body.cardinality]).toEqual([200, 0]);
-    expect(await t.raw.exists(raw('w-only-missing'))).toBe(0);
+    expect(await redis().exists(raw('w-only-missing'))).toBe(0);
   });
 
   test('when If-None-Match: * meets an existing key, then 409 key_exists and nothing changes', async () => {
@@ -89,11 +77,11 @@ describe('writing a sorted set', () => {
 
   test('when more than 1000 members are written, then all arrive (the script sends them in chunks)', async () => {
     const members = Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`m${i}`, i]));
-    await t.raw.zadd(raw('w-many'), 5, 'm5');
+    await redis().zadd(raw('w-many'), 5, 'm5');
     const res = await api().post('/store/zset/w-many').send({ members, only: 'new' });
     expect(res.body).toEqual({ success: true, key: 'w-many', added: 2499, updated: 0, cardinality: 2500 });
-    expect(await t.raw.zscore(raw('w-many'), 'm5')).toBe('5');
-    expect(await t.raw.zscore(raw('w-many'), 'm2499')).toBe('2499');
+    expect(await redis().zscore(raw('w-many'), 'm5')).toBe('5');
+    expect(await redis().zscore(raw('w-many'), 'm2499')).toBe('2499');
   });
 
   test.each([
@@ -111,7 +99,7 @@ describe('writing a sorted set', () => {
     ],
     ['a ttl of 0', { members: { a: 1 }, ttl: 0 }, 'invalid_ttl'],
   ])('when the body has %s, then 400 and nothing changes', async (_, body, error) => {
-    await t.raw.zadd(raw('w-bad'), 1, 'x');
+    await redis().zadd(raw('w-bad'), 1, 'x');
     const res = await api().post('/store/zset/w-bad').send(body);
     expect([res.status, res.body.error]).toEqual([400, error]);
     expect(await all('w-bad')).toEqual(['x', '1']);
@@ -125,7 +113,7 @@ describe('writing a sorted set', () => {
       .post('/store/zset/w-limit')
       .send({ members: { ['x'.repeat(65_537)]: 1 } });
     expect([long.status, long.body.error]).toEqual([400, 'invalid_member']);
-    expect(await t.raw.exists(raw('w-limit'))).toBe(0);
+    expect(await redis().exists(raw('w-limit'))).toBe(0);
   });
 });
 
@@ -172,7 +160,7 @@ describe('reading by rank', () => {
 
   test('when the key is missing, then 404 not_found; when it holds a string, then 409 wrong_type', async () => {
     expect((await api().get('/store/zset/r-missing')).status).toBe(404);
-    await t.raw.set(raw('r-string'), 'v');
+    await redis().set(raw('r-string'), 'v');
     const res = await api().get('/store/zset/r-string');
     expect([res.status, res.body.error]).toEqual([409, 'wrong_type']);
   });
@@ -199,7 +187,7 @@ describe('reading by score', () => {
   });
 
   test('when bounds are infinite, then infinite scores are answered as "+inf" and "-inf"', async () => {
-    await t.raw.zadd(raw('s-inf'), '-inf', 'bottom', 0, 'zero', '+inf', 'top');
+    await redis().zadd(raw('s-inf'), '-inf', 'bottom', 0, 'zero', '+inf', 'top');
     const res = await api().get('/store/zset/s-inf/range?min=-inf&max=%2Binf');
     expect(res.body.members).toEqual([
       { member: 'bottom', score: '-inf' },
