@@ -166,9 +166,10 @@ export function createApp(deps: AppDeps): Apps {
     ctx.feed = new Feed(
       deps.redis,
       deps.feedRedis,
-      keyspace.changes,
+      keyspace,
       () => ctx.config,
       ctx.telemetry.metrics,
+      deps.logger,
     );
   const reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   deps.peers?.answerWith(answerers(ctx));

@@ -304,6 +304,13 @@ export const SETTINGS = {
     info: 'changes_buffer',
     description: 'events queued for a slow subscriber before it is dropped (it resumes by id)',
   },
+  SVC_CHANGES_EXPIRED: {
+    path: 'changes.expired',
+    schema: bool(false),
+    info: 'changes_expired',
+    description:
+      'also report keys Redis expires or evicts (keyspace notifications, best effort; needs `notify-keyspace-events Exe`)',
+  },
   SVC_CHANGES_HEARTBEAT_MS: {
     path: 'changes.heartbeatMs',
     schema: int(15000, 100),

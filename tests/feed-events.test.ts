@@ -8,7 +8,7 @@ import type { BatchItem, BoundRoute } from '../src/families/family';
 import type { Op } from '../src/ops/op';
 import { runBatch, runOp } from '../src/ops/run';
 import type { TestApp } from './support/app';
-import { eventsAfter, feedApp, lastId, STREAM } from './support/feed';
+import { eventsAfter, feedApp, lastId, streamOf } from './support/feed';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -79,12 +79,12 @@ async function trial(family: (typeof FAMILIES)[number], seeded: boolean, run: ()
     await t.raw.expire(key, 1000);
   }
   const before = [await t.raw.dump(key), (await t.raw.ttl(key)) > 0];
-  const since = await lastId(t.raw);
+  const since = await lastId(t);
   const succeeded = await run().then(
     () => true,
     () => false,
   );
-  const events = await eventsAfter(t.raw, since);
+  const events = await eventsAfter(t, since);
   for (const e of events) expect(e).toMatchObject({ key: 'k', type: family.redisType });
   const after = [await t.raw.dump(key), (await t.raw.ttl(key)) > 0];
   return { succeeded, events: events.length, unchanged: JSON.stringify(before) === JSON.stringify(after) };
@@ -133,9 +133,9 @@ describe.each(FAMILIES.map((f) => [f.name, f] as const))('the %s family', (_name
 
 describe('an event', () => {
   test('when a hash field is set, then the event names the key without SVC_KEY_PREFIX, its type and the command', async () => {
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     await request(t.data).post('/store/hash/profile/field/name').send({ value: 'Ada' }).expect(201);
-    const [event] = await eventsAfter(t.raw, since);
+    const [event] = await eventsAfter(t, since);
     expect(event).toEqual({
       id: expect.stringMatching(/^\d+-\d+$/),
       key: 'profile',
@@ -143,13 +143,13 @@ describe('an event', () => {
       op: 'hset',
       time: expect.any(String),
     });
-    const [, fields] = (await t.raw.xrange(STREAM, event?.id as string, event?.id as string))[0] ?? [];
+    const [, fields] = (await t.raw.xrange(streamOf(t), event?.id as string, event?.id as string))[0] ?? [];
     expect(fields).not.toContain('Ada');
   });
 
   test('when a batch writes three keys, then three events in order, and none for its reads and failures', async () => {
     await t.raw.set(`${t.prefix}b-hash`, 'not a hash');
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     const res = await request(t.data)
       .post('/store/hash/batch')
       .send({
@@ -162,7 +162,7 @@ describe('an event', () => {
         ],
       });
     expect(res.status).toBe(200);
-    const events = await eventsAfter(t.raw, since);
+    const events = await eventsAfter(t, since);
     expect(events.map((e) => [e.key, e.op])).toEqual([
       ['b1', 'hset'],
       ['b2', 'hset'],
@@ -175,22 +175,22 @@ describe('an event', () => {
       .post('/store/set/s')
       .send({ members: ['m'] });
     await request(t.data).post('/store/string/n/incr').send({ by: 3 });
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     await request(t.data).post('/store/set/s/member/m').expect(200);
     await request(t.data).delete('/store/string/nothing-here').expect(200);
     await request(t.data).delete('/store/set/s/ttl').expect(200);
     await request(t.data).post('/store/string/n/incr').send({ by: 0 }).expect(200);
     await request(t.data).post('/store/string/s/expire').send({ ttl: 5 }).expect(409);
-    expect(await eventsAfter(t.raw, since)).toEqual([]);
+    expect(await eventsAfter(t, since)).toEqual([]);
   });
 
   test('when a sorted set member gets a new score, then an event (ZADD counts only members added), and +0 none', async () => {
     await request(t.data).post('/store/zset/z/member/m').send({ score: 1 }).expect(201);
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     await request(t.data).post('/store/zset/z/member/m').send({ score: 5 }).expect(200);
     await request(t.data).post('/store/zset/z/member/m/incr').send({ by: 0 }).expect(200);
     await request(t.data).post('/store/zset/z/member/m/incr').send({ by: 2 }).expect(200);
-    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([
+    expect((await eventsAfter(t, since)).map((e) => [e.key, e.type, e.op])).toEqual([
       ['z', 'zset', 'zadd'],
       ['z', 'zset', 'zincrby'],
     ]);
@@ -198,7 +198,7 @@ describe('an event', () => {
   });
 
   test('when a waiting list pop gets a pushed item, then a push event and a blmpop event (appended after the pop)', async () => {
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     const waiting = new Promise<request.Response>((resolve, reject) =>
       request(t.data).post('/store/list/queue/pop').send({ wait: 20 }).then(resolve, reject),
     );
@@ -209,7 +209,7 @@ describe('an event', () => {
       .send({ values: ['job'] })
       .expect(201);
     expect((await waiting).body).toEqual({ success: true, values: ['job'] });
-    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([
+    expect((await eventsAfter(t, since)).map((e) => [e.key, e.type, e.op])).toEqual([
       ['queue', 'list', 'rpush'],
       ['queue', 'list', 'blmpop'],
     ]);
@@ -217,9 +217,9 @@ describe('an event', () => {
 
   test('when a key is deleted under If-Match, then one del event too', async () => {
     await request(t.data).post('/store/string/tagged').send({ value: 'v' });
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     await request(t.data).delete('/store/keys/tagged').set('If-Match', '*').expect(200);
-    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([
+    expect((await eventsAfter(t, since)).map((e) => [e.key, e.type, e.op])).toEqual([
       ['tagged', 'string', 'del'],
     ]);
   });
@@ -228,19 +228,17 @@ describe('an event', () => {
     await request(t.data)
       .post('/store/set/any')
       .send({ members: ['m'] });
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     await request(t.data).delete('/store/keys/any').expect(200);
     await request(t.data).delete('/store/keys/any').expect(200);
-    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([
-      ['any', 'set', 'del'],
-    ]);
+    expect((await eventsAfter(t, since)).map((e) => [e.key, e.type, e.op])).toEqual([['any', 'set', 'del']]);
   });
 
   test('when an admin flush runs under a prefix, then one flush event with no key', async () => {
     await request(t.data).post('/store/string/f1').send({ value: 'v' });
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     await request(t.data).post('/store/admin/flush').expect(200);
-    expect((await eventsAfter(t.raw, since)).map((e) => [e.key, e.type, e.op])).toEqual([['', '', 'flush']]);
+    expect((await eventsAfter(t, since)).map((e) => [e.key, e.type, e.op])).toEqual([['', '', 'flush']]);
   });
 });
 
@@ -250,7 +248,7 @@ describe('retention', () => {
     try {
       const operations = Array.from({ length: 1000 }, (_, i) => ({ type: 'set', key: `m${i}`, value: 'v' }));
       await request(small.data).post('/store/string/batch').send({ operations }).expect(200);
-      const length = await small.raw.xlen(STREAM);
+      const length = await small.raw.xlen(streamOf(small));
       expect(length).toBeGreaterThanOrEqual(100);
       expect(length).toBeLessThan(1000);
     } finally {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { type Listener, listen } from '../src/http/server';
 import type { TestApp } from './support/app';
-import { feedApp, lastId, type SseClient, sse } from './support/feed';
+import { feedApp, lastId, type SseClient, sse, streamOf } from './support/feed';
 
 let t: TestApp;
 let listener: Listener;
@@ -101,11 +101,11 @@ describe('an event stream', () => {
 describe('a resume point beyond the retention', () => {
   test('when the client resumes from it, then a reset event with where the feed goes on, then live', async () => {
     await write('old');
-    const old = await lastId(t.raw);
+    const old = await lastId(t);
     const operations = Array.from({ length: 300 }, (_, i) => ({ type: 'set', key: `x${i}`, value: 'v' }));
     // A trim of the feed as SVC_CHANGES_MAXLEN=10 would do it.
     await request(t.data).post('/store/string/batch').send({ operations }).expect(200);
-    await t.raw.xtrim('#svc:changes', 'MAXLEN', 10);
+    await t.raw.xtrim(streamOf(t), 'MAXLEN', 10);
     const client = await opened(sse(base, '', { 'Last-Event-ID': old }));
     try {
       const [reset] = await client.waitFor(1);

@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { type Listener, listen } from '../src/http/server';
 import type { TestApp } from './support/app';
 import { apiKey, bearer } from './support/auth';
-import { feedApp, lastId, STREAM } from './support/feed';
+import { feedApp, lastId, streamOf } from './support/feed';
 
 const reader = apiKey('reader', ['read']);
 const tenant = apiKey('tenant', ['read', 'write'], 'tenant-a:');
@@ -98,7 +98,7 @@ describe('a WebSocket', () => {
   });
 
   test('when it resumes with since, then the backlog first, then live, nothing twice', async () => {
-    const since = await lastId(t.raw);
+    const since = await lastId(t);
     await write('b1');
     await write('b2');
     const client = await connect(`?since=${since}&prefix=b`);
@@ -115,10 +115,10 @@ describe('a WebSocket', () => {
   });
 
   test('when since is beyond the retention, then a reset message with where the feed goes on', async () => {
-    const old = await lastId(t.raw);
+    const old = await lastId(t);
     await write('gone1');
     await write('gone2');
-    await t.raw.xtrim(STREAM, 'MAXLEN', 1);
+    await t.raw.xtrim(streamOf(t), 'MAXLEN', 1);
     const client = await connect(`?since=${old}`);
     try {
       const [reset] = await client.waitFor(1);

@@ -1,9 +1,12 @@
 // The change feed of one app: its hub, and the two ways to follow it (a stream of events, one long-poll page).
 import type { Config } from '../config';
+import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { RedisClient } from '../redis/client';
+import type { Keyspace } from '../redis/keys';
 import { currentEnd, readPage, resetError } from './backlog';
 import type { ChangeEvent } from './event';
+import { Expirations } from './expirations';
 import { Hub } from './hub';
 import { type Filter, matches, type Sink, Subscriber } from './subscriber';
 
@@ -26,15 +29,24 @@ export interface PollPage {
 
 export class Feed {
   readonly hub: Hub;
+  private readonly stream: string;
+  private readonly expirations?: Expirations;
 
   constructor(
     private readonly redis: RedisClient,
     reader: RedisClient,
-    private readonly stream: string,
+    keyspace: Keyspace,
     private readonly config: () => Config,
     private readonly metrics: Metrics,
+    logger: Logger,
   ) {
-    this.hub = new Hub(reader, stream, () => config().changes, metrics);
+    this.stream = keyspace.changes;
+    this.hub = new Hub(reader, this.stream, () => config().changes, metrics);
+    if (config().changes.expired) {
+      const stream = () => ({ key: this.stream, maxlen: config().changes.maxlen });
+      this.expirations = new Expirations(redis, keyspace, stream, logger);
+      this.expirations.start();
+    }
   }
 
   private subscriber(filter: Filter, sink: Sink): Subscriber {
@@ -157,6 +169,7 @@ export class Feed {
   }
 
   close(): Promise<void> {
+    this.expirations?.stop();
     return this.hub.close();
   }
 }

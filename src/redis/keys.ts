@@ -13,7 +13,10 @@ export interface Keyspace {
   /** The pattern matching every user key (for SCAN), escaped for glob characters in the prefix. */
   readonly userPattern: string;
   readonly prefix: string;
-  /** The change feed's Redis Stream (issue 18): one per database, beside the user keys it describes. */
+  /**
+   * The change feed's Redis Stream (issue 18), beside the user keys it describes: one per SVC_KEY_PREFIX, so that
+   * services sharing a database under different prefixes never see each other's events.
+   */
   readonly changes: string;
 }
 
@@ -24,6 +27,6 @@ export function createKeyspace(prefix: string): Keyspace {
     fromRedis: (redisKey) => redisKey.slice(prefix.length),
     internal: (...parts) => INTERNAL_PREFIX + parts.join(':'),
     userPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
-    changes: `${INTERNAL_PREFIX}changes`,
+    changes: `${INTERNAL_PREFIX}changes:${prefix}`,
   };
 }

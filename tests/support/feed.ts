@@ -6,8 +6,8 @@ import { createKeyspace } from '../../src/redis/keys';
 import { type TestApp, testApp } from './app';
 import { cleanup } from './keys';
 
-/** The feed's stream key (the same in every database). */
-export const STREAM = createKeyspace('').changes;
+/** The feed's stream key of an app (one per key prefix). */
+export const streamOf = (app: { prefix: string }) => createKeyspace(app.prefix).changes;
 
 /** `REDIS_URL` with another database number: the feed tests must not read each other's events. */
 export function databaseUrl(db: number): string {
@@ -24,14 +24,14 @@ export async function feedApp(name: string, db: number, env: Record<string, stri
   const url = databaseUrl(db);
   const app = await testApp(name, { SVC_REDIS_URL: url, SVC_CHANGES_ENABLED: 'true', ...env });
   const raw = new Redis(url);
-  await raw.del(STREAM);
+  await raw.del(streamOf(app));
   return {
     ...app,
     raw,
     async close() {
       try {
         await cleanup(raw, app.prefix);
-        await raw.del(STREAM);
+        await raw.del(streamOf(app));
       } finally {
         await raw.quit().catch(() => raw.disconnect());
         await app.close();
@@ -41,14 +41,14 @@ export async function feedApp(name: string, db: number, env: Record<string, stri
 }
 
 /** The last event id of the stream ('0-0' when empty): read what came after with `eventsAfter`. */
-export async function lastId(raw: Redis): Promise<string> {
-  const [last] = await raw.xrevrange(STREAM, '+', '-', 'COUNT', 1);
+export async function lastId(app: TestApp): Promise<string> {
+  const [last] = await app.raw.xrevrange(streamOf(app), '+', '-', 'COUNT', 1);
   return last?.[0] ?? '0-0';
 }
 
 /** The events appended after `id`, in order, as clients receive them. */
-export async function eventsAfter(raw: Redis, id: string): Promise<ChangeEvent[]> {
-  return (await raw.xrange(STREAM, `(${id}`, '+')).map(toEvent);
+export async function eventsAfter(app: TestApp, id: string): Promise<ChangeEvent[]> {
+  return (await app.raw.xrange(streamOf(app), `(${id}`, '+')).map(toEvent);
 }
 
 /** One Server-Sent Event as a client parses it: a change (no event name), `reset` or `close`; comments apart. */
