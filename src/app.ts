@@ -147,7 +147,7 @@ export function createApp(deps: AppDeps): Apps {
       changes: config.changes.enabled ? { key: keyspace.changes, maxlen: config.changes.maxlen } : undefined,
       streams:
         config.changes.enabled && deps.redis instanceof Cluster
-          ? new ClusterStreams(deps.redis, keyspace.changes)
+          ? new ClusterStreams(deps.redis, keyspace.changesIn)
           : undefined,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),

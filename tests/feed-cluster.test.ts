@@ -21,7 +21,7 @@ let raw: Cluster;
 let scripts: RedisClient;
 let streams: ClusterStreams;
 const prefix = testPrefix('feed-cluster');
-const BASE = createKeyspace(prefix).changes;
+const { changesIn } = createKeyspace(prefix);
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
@@ -42,7 +42,7 @@ beforeAll(async () => {
     cluster.nodes.split(',').map((hp) => ({ host: '127.0.0.1', port: Number(hp.split(':')[1]) })),
   );
   await raw.ping();
-  streams = new ClusterStreams(raw, BASE);
+  streams = new ClusterStreams(raw, changesIn);
 }, 60_000);
 
 afterAll(async () => {
@@ -76,6 +76,9 @@ test('a tag is found for any slot, and each master has a stream in a slot of its
   expect(all).toHaveLength(3);
   expect(new Set(all.map((stream) => raw.slots[calculateSlot(stream)]?.[0])).size).toBe(3);
   expect(new Set(KEYS.map(nodeOf)).size).toBe(3);
+  // A prefix with a hash tag of its own does not pull every stream into its slot: the stream's tag comes first.
+  const tagged = new ClusterStreams(raw, createKeyspace('{tenant-a}:').changesIn).all();
+  expect(new Set(tagged.map((stream) => raw.slots[calculateSlot(stream)]?.[0])).size).toBe(3);
 });
 
 test('every write over all masters has exactly one event, in the stream of its own master', async () => {

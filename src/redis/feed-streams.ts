@@ -1,4 +1,4 @@
-// On Redis Cluster, the change feed's stream of each master: `#svc:changes:{<tag>}`, in a slot that master owns.
+// On Redis Cluster, the change feed's stream of each master: `#svc:changes:{<tag>}:<prefix>`, in a slot it owns.
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster } from 'ioredis';
 
@@ -34,7 +34,8 @@ export class ClusterStreams {
 
   constructor(
     private readonly cluster: Cluster,
-    private readonly base: string,
+    /** The stream's name for a tag (Keyspace.changesIn). */
+    private readonly name: (tag: string) => string,
   ) {
     cluster.on('refresh', () => {
       this.byNode = new Map();
@@ -63,7 +64,7 @@ export class ClusterStreams {
     const { slots } = this.cluster;
     let lowest = 0;
     while (lowest < SLOTS && slots[lowest]?.[0] !== node) lowest++;
-    const stream = `${this.base}:{${tagForSlot(lowest)}}`;
+    const stream = this.name(tagForSlot(lowest));
     this.byNode.set(node, stream);
     this.seen.add(stream);
     return stream;
