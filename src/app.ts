@@ -170,6 +170,7 @@ export function createApp(deps: AppDeps): Apps {
       () => ctx.config,
       ctx.telemetry.metrics,
       deps.logger,
+      ctx.store.streams,
     );
   const reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   deps.peers?.answerWith(answerers(ctx));

@@ -1,7 +1,8 @@
 // Reads the feed's stream from a resume point: pages of events, and whether events after that point were trimmed.
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/client';
-import { type ChangeEvent, compareIds, type StreamEntry, toEvent } from './event';
+import type { Position } from './cursor';
+import { type ChangeEvent, compareIds, eventsOf, type StreamEntry } from './event';
 
 /** Entries per XRANGE. */
 export const PAGE = 1_000;
@@ -30,6 +31,12 @@ export async function currentEnd(redis: RedisClient, stream: string): Promise<st
     if (/no such key/i.test((err as Error).message)) return '0-0';
     throw err;
   }
+}
+
+/** Where each of `streams` ends now: following from there gives what is written next. */
+export async function currentEnds(redis: RedisClient, streams: readonly string[]): Promise<Position> {
+  const ends = await Promise.all(streams.map((stream) => currentEnd(redis, stream)));
+  return new Map(streams.map((stream, i) => [stream, ends[i] as string]));
 }
 
 /**
@@ -72,7 +79,7 @@ export async function readPage(
   if (lost(info(infoReply), since)) return 'reset';
   const list = entries as StreamEntry[];
   const last = list[list.length - 1];
-  return { events: list.map(toEvent), next: last ? last[0] : since, more: list.length === PAGE };
+  return { events: eventsOf(stream, list), next: last ? last[0] : since, more: list.length === PAGE };
 }
 
 /** The long-poll's 410 and the reset message of SSE and WebSocket: the same words. */

@@ -55,6 +55,11 @@ export class ClusterStreams {
     return [...this.seen].sort();
   }
 
+  /** The tag of a stream this class named (the text between its braces). */
+  tagOf(stream: string): string {
+    return stream.slice(stream.indexOf('{') + 1, stream.indexOf('}'));
+  }
+
   /** The stream of the master at `node` ('host:port' as ioredis names it). */
   forNode(node: string): string {
     return this.byNode.get(node) ?? this.build(node);
