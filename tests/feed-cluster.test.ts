@@ -1,17 +1,19 @@
-// The change feed's write side on a 3-master Redis Cluster: one stream per master, each event in its write's script.
-// The service still refuses SVC_CHANGES_ENABLED on a Cluster (the reader is not multi-stream yet): these tests
-// build the config past that check to exercise what is done, and pin the Redis behaviours the design rests on.
+// The change feed on a 3-master Redis Cluster: a stream per master, each event appended by its write's script; read
+// back by long-poll and SSE with a cursor of one position per stream; and the Redis behaviours the design rests on.
+import type { AddressInfo } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster } from 'ioredis';
 import request from 'supertest';
 import { loadConfig } from '../src/config';
 import { toEvent } from '../src/feed/event';
+import { type Listener, listen } from '../src/http/server';
 import { createLogger } from '../src/observability/logger';
 import { createRedis, type RedisClient } from '../src/redis/client';
 import { ClusterStreams, tagForSlot } from '../src/redis/feed-streams';
 import { createKeyspace } from '../src/redis/keys';
 import { createService, type Service } from '../src/service';
 import { contract } from './support/app';
+import { type SseClient, sse } from './support/feed';
 import { cleanup, testPrefix } from './support/keys';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
 
@@ -20,22 +22,26 @@ let service: Service;
 let raw: Cluster;
 let scripts: RedisClient;
 let streams: ClusterStreams;
+let listener: Listener;
+let base: string;
 const prefix = testPrefix('feed-cluster');
 const { changesIn } = createKeyspace(prefix);
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
-  const base = loadConfig({
+  const config = loadConfig({
     SVC_REDIS_URL: 'redis://127.0.0.1:6379',
     SVC_REDIS_CLUSTER_NODES: cluster.nodes,
     SVC_KEY_PREFIX: prefix,
     SVC_RATE_LIMIT_ENABLED: 'false',
     SVC_PROTECTED_MODE: 'false',
+    SVC_CHANGES_ENABLED: 'true',
+    SVC_CHANGES_HEARTBEAT_MS: '200',
   });
-  // Past loadConfig's refusal (see the file's first lines).
-  const config = { ...base, changes: { ...base.changes, enabled: true } };
   service = createService(config, { logger: createLogger(config.log, true), contract: contract() });
   await service.connect({ waitForLimiter: true });
+  listener = await listen(service.data, service.context, 0, '127.0.0.1');
+  base = `http://127.0.0.1:${(listener.server.address() as AddressInfo).port}`;
   scripts = createRedis(config);
   await scripts.connect();
   raw = new Cluster(
@@ -47,6 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (raw) await cleanup(raw, prefix).catch(() => 0);
+  await listener?.close(1000);
   await service?.close();
   scripts?.disconnect();
   raw?.disconnect();
@@ -147,6 +154,100 @@ test('a flush under the key prefix leaves a flush event in every master stream',
   const flushes = (await allEvents()).slice(0).filter((e) => e.op === 'flush');
   expect(flushes.length - before.filter((e) => e.op === 'flush').length).toBe(3);
   expect(new Set(flushes.map((e) => e.stream)).size).toBe(3);
+});
+
+/** Every long-poll page from `since` until an empty one: the events and the last `next`. */
+async function pollAll(since: string, limit = 5) {
+  const events: { id: string; key: string; op: string }[] = [];
+  let next = since;
+  for (let pages = 0; pages < 100; pages++) {
+    const res = await api().get('/store/changes').query({ since: next, limit }).expect(200);
+    next = res.body.next;
+    if (res.body.events.length === 0) break;
+    events.push(...res.body.events);
+  }
+  return { events, next };
+}
+
+const writeAll = async (tag: string) => {
+  for (const key of KEYS) await api().post(`/store/string/${tag}${key}`).send({ value: 'v' }).expect(201);
+};
+const sortedKeys = (list: { key: string }[]) => list.map((e) => e.key).sort();
+
+describe('reading the feed on a Cluster', () => {
+  test('a long-poll cursor is opaque and holds a position per master stream; paging from it loses nothing', async () => {
+    const start = (await api().get('/store/changes').expect(200)).body.next as string;
+    expect(start).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(Object.keys(JSON.parse(Buffer.from(start, 'base64url').toString())).length).toBe(3);
+    await writeAll('p1-');
+    const first = await pollAll(start);
+    expect(sortedKeys(first.events)).toEqual(KEYS.map((k) => `p1-${k}`).sort());
+    await writeAll('p2-');
+    // Resuming from the last page's `next`: only what came after, each once.
+    const second = await pollAll(first.next, 7);
+    expect(sortedKeys(second.events)).toEqual(KEYS.map((k) => `p2-${k}`).sort());
+  }, 60_000);
+
+  test('a long-poll that waits answers with the first write on any master', async () => {
+    const { next } = (await api().get('/store/changes').expect(200)).body;
+    const waiting = api().get('/store/changes').query({ since: next, wait: 20 });
+    const answered = waiting.then((res) => res);
+    // Give the poll time to subscribe (not required for correctness: it re-reads the backlog once subscribed).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await api().post(`/store/string/w-${KEYS[5]}`).send({ value: 'v' }).expect(201);
+    const res = await answered;
+    expect(res.status).toBe(200);
+    expect(res.body.events.map((e: { key: string }) => e.key)).toEqual([`w-${KEYS[5]}`]);
+  }, 60_000);
+
+  test('SSE: every write over all masters once; Last-Event-ID (a cursor) resumes with nothing lost or twice', async () => {
+    const { next } = (await api().get('/store/changes').expect(200)).body;
+    let client: SseClient = sse(base, `?since=${next}&prefix=e1-`);
+    try {
+      expect(await client.status).toBe(200);
+      await writeAll('e1-');
+      const got = await client.waitFor(KEYS.length);
+      expect(sortedKeys(got.map((m) => m.data as { key: string }))).toEqual(
+        KEYS.map((k) => `e1-${k}`).sort(),
+      );
+      client.close();
+      const last = got[got.length - 1]?.id as string;
+      expect(Object.keys(JSON.parse(Buffer.from(last, 'base64url').toString())).length).toBe(3);
+      // Written while no client follows: the resume point must bring exactly these.
+      for (const key of KEYS)
+        await api().post(`/store/string/e1-${key}/expire`).send({ ttl: 100 }).expect(200);
+      client = sse(base, '?prefix=e1-', { 'Last-Event-ID': last });
+      const resumed = await client.waitFor(KEYS.length);
+      expect(resumed.map((m) => (m.data as { op: string }).op)).toEqual(KEYS.map(() => 'expire'));
+      expect(sortedKeys(resumed.map((m) => m.data as { key: string }))).toEqual(
+        KEYS.map((k) => `e1-${k}`).sort(),
+      );
+      // And live after it: one more write arrives once.
+      await api().post(`/store/string/e1-${KEYS[0]}`).send({ value: 'w' }).expect(200);
+      const live = await client.waitFor(KEYS.length + 1);
+      expect((live[KEYS.length]?.data as { key: string }).key).toBe(`e1-${KEYS[0]}`);
+    } finally {
+      client.close();
+    }
+  }, 60_000);
+
+  test('a cursor beyond one stream retention is a reset (410 with where to go on from)', async () => {
+    const { next } = (await api().get('/store/changes').expect(200)).body;
+    await writeAll('r1-');
+    // One master's stream loses everything up to now (as a trim under SVC_CHANGES_MAXLEN would), then goes on.
+    const stream = streams.forKey(`${prefix}r1-${KEYS[0]}`);
+    await raw.xtrim(stream, 'MAXLEN', 0);
+    await api().post(`/store/string/r1-${KEYS[0]}`).send({ value: 'w' }).expect(200);
+    const res = await api().get('/store/changes').query({ since: next }).expect(410);
+    expect(res.body).toMatchObject({ error: 'changes_reset', details: { since: next } });
+    // Going on from `next`: no reset any more.
+    await api().get('/store/changes').query({ since: res.body.details.next }).expect(200);
+  }, 60_000);
+
+  test('a resume point that is no cursor of this feed is a 400', async () => {
+    for (const since of ['1700000000000-0', 'not-base64!', Buffer.from('{"ZZ":"1-0"}').toString('base64url')])
+      await api().get('/store/changes').query({ since }).expect(400);
+  });
 });
 
 describe('the Redis 7.0 behaviours the design rests on', () => {

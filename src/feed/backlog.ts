@@ -23,14 +23,19 @@ function info(reply: unknown): Map<string, unknown> {
   return fields;
 }
 
-/** The id the stream ends at ('0-0' when it does not exist): following from it gives what is written next. */
+/**
+ * The id the stream ends at ('0-0' when it does not exist): following from it gives what is written next. XINFO
+ * goes in a MULTI behind a command that names the stream plainly: a Cluster client does not find the key of XINFO
+ * STREAM (it sends it to any node, and does not follow the MOVED), but routes a MULTI by its first key.
+ */
 export async function currentEnd(redis: RedisClient, stream: string): Promise<string> {
-  try {
-    return String(info(await redis.xinfo('STREAM', stream)).get('last-generated-id') ?? '0-0');
-  } catch (err) {
-    if (/no such key/i.test((err as Error).message)) return '0-0';
-    throw err;
-  }
+  const replies = await redis.multi().exists(stream).xinfo('STREAM', stream).exec();
+  if (!replies) throw new Error('MULTI was aborted');
+  const [[existsErr, exists] = [null, 0], [infoErr, infoReply] = [null, null]] = replies;
+  if (existsErr) throw existsErr;
+  if (exists === 0) return '0-0';
+  if (infoErr) throw infoErr;
+  return String(info(infoReply).get('last-generated-id') ?? '0-0');
 }
 
 /** Where each of `streams` ends now: following from there gives what is written next. */
