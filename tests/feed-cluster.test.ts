@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster } from 'ioredis';
 import request from 'supertest';
+import WebSocket from 'ws';
+import { flush } from '../src/admin/redis';
 import { loadConfig } from '../src/config';
 import { toEvent } from '../src/feed/event';
 import { type Listener, listen } from '../src/http/server';
@@ -225,7 +227,7 @@ describe('reading the feed on a Cluster', () => {
       // And live after it: one more write arrives once.
       await api().post(`/store/string/e1-${KEYS[0]}`).send({ value: 'w' }).expect(200);
       const live = await client.waitFor(KEYS.length + 1);
-      expect((live[KEYS.length]?.data as { key: string }).key).toBe(`e1-${KEYS[0]}`);
+      expect(live[KEYS.length]?.data).toMatchObject({ key: `e1-${KEYS[0]}` });
     } finally {
       client.close();
     }
@@ -242,6 +244,42 @@ describe('reading the feed on a Cluster', () => {
     expect(res.body).toMatchObject({ error: 'changes_reset', details: { since: next } });
     // Going on from `next`: no reset any more.
     await api().get('/store/changes').query({ since: res.body.details.next }).expect(200);
+  }, 60_000);
+
+  test('WebSocket: each change carries its cursor; resuming with it as since brings what came after, once', async () => {
+    const { next } = (await api().get('/store/changes').expect(200)).body;
+    const open = (since: string) => {
+      const ws = new WebSocket(`${base.replace('http', 'ws')}/store/changes/ws?prefix=ws1-&since=${since}`);
+      const messages: { key: string; op: string; cursor: string }[] = [];
+      ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+      const until = async (count: number) => {
+        for (let i = 0; i < 400 && messages.length < count; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(messages.length).toBeGreaterThanOrEqual(count);
+        return messages.slice(0, count);
+      };
+      return { ws, messages, until };
+    };
+    const first = open(next);
+    try {
+      await writeAll('ws1-');
+      const got = await first.until(KEYS.length);
+      expect(sortedKeys(got)).toEqual(KEYS.map((k) => `ws1-${k}`).sort());
+      const cursor = got[got.length - 1]?.cursor as string;
+      expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+      first.ws.close();
+      for (const key of KEYS) await api().delete(`/store/keys/ws1-${key}`).expect(200);
+      const second = open(cursor);
+      try {
+        const resumed = await second.until(KEYS.length);
+        expect(resumed.map((m) => m.op)).toEqual(KEYS.map(() => 'del'));
+        await new Promise((r) => setTimeout(r, 300));
+        expect(second.messages).toHaveLength(KEYS.length);
+      } finally {
+        second.ws.close();
+      }
+    } finally {
+      first.ws.close();
+    }
   }, 60_000);
 
   test('a resume point that is no cursor of this feed is a 400', async () => {
@@ -294,4 +332,14 @@ describe('the Redis 7.0 behaviours the design rests on', () => {
     await expect(node.eval(check, 1, key(), remote)).resolves.toBe('elsewhere');
     await expect(node.eval(check, 1, key(), local)).resolves.toBe('here');
   });
+});
+
+// Last: it empties the whole test Cluster.
+test('a flush of the whole database leaves exactly one flush event in each master stream', async () => {
+  const maxlen = 1000;
+  await flush(raw as unknown as RedisClient, createKeyspace(''), { key: 'unused', maxlen, streams });
+  for (const stream of streams.all()) {
+    const entries = await raw.xrange(stream, '-', '+');
+    expect(entries.map((entry) => toEvent(entry).op)).toEqual(['flush']);
+  }
 });
