@@ -55,7 +55,8 @@ export class Feed {
     this.cursor = cluster
       ? clusterCursor(keyspace.changesIn, (s) => cluster.tagOf(s))
       : plainCursor(keyspace.changes);
-    this.hub = new Hub(reader, this.streams, () => config().changes, metrics);
+    const refresh = cluster ? () => cluster.refresh() : undefined;
+    this.hub = new Hub(reader, this.streams, () => config().changes, metrics, refresh);
     // Keyspace notifications are per node: not offered on a Cluster (config.ts refuses the two together).
     if (config().changes.expired && !cluster) {
       const stream = () => ({ key: keyspace.changes, maxlen: config().changes.maxlen });
@@ -128,7 +129,8 @@ export class Feed {
    * the retention.
    */
   async poll({ filter, since, waitMs, limit, gone }: PollRequest): Promise<PollPage> {
-    const position: Position = new Map(since ?? (await this.ends()));
+    const start = since ?? (await this.ends());
+    const position: Position = new Map(start);
     const found: ChangeEvent[] = [];
     let pages = 0;
     for (const stream of this.streamsFrom(position)) {
@@ -137,7 +139,7 @@ export class Feed {
         if (page === 'reset') {
           const next = new Map(position);
           advance(next, await this.ends());
-          throw resetError(this.cursor.format(position), this.cursor.format(next));
+          throw resetError(this.cursor.format(start), this.cursor.format(next));
         }
         for (const event of page.events) {
           position.set(stream, event.id);

@@ -45,6 +45,7 @@ export class Hub {
   private isPositioned = false;
   /** When `discover` last looked at the streams. */
   private discovered = 0;
+  private refreshing = false;
 
   constructor(
     private readonly reader: RedisClient,
@@ -52,6 +53,8 @@ export class Hub {
     private readonly streams: () => readonly string[],
     private readonly limits: () => HubLimits,
     private readonly metrics: Metrics,
+    /** On a Cluster: looks for streams left by an earlier topology (ClusterStreams.refresh). */
+    private readonly refresh?: () => Promise<void>,
   ) {}
 
   get size(): number {
@@ -105,6 +108,7 @@ export class Hub {
     await this.reader.connect().catch(() => {});
     while (!this.closed && !this.isPositioned) {
       try {
+        await this.refresh?.();
         const streams = this.streams();
         // A Cluster client without its slot map yet: no stream known, nothing to position.
         if (streams.length === 0) throw new Error('no stream known yet');
@@ -128,6 +132,15 @@ export class Hub {
   private discover(): void {
     if (this.closed || Date.now() - this.discovered < DISCOVER_MS) return;
     this.discovered = Date.now();
+    if (this.refresh && !this.refreshing) {
+      // In the background: what it finds is read from the next call on.
+      this.refreshing = true;
+      void this.refresh()
+        .catch(() => {})
+        .finally(() => {
+          this.refreshing = false;
+        });
+    }
     for (const stream of this.streams()) {
       if (this.loops.has(stream)) continue;
       if (!this.last.has(stream)) this.last.set(stream, '0-0');

@@ -25,12 +25,18 @@ export function tagForSlot(slot: number): string {
  * Which stream a write's event goes to on a Cluster: the stream of the master that ioredis's slot map says owns
  * the written key's slot, named after the lowest slot that master owns. The script checks that the stream is on
  * its own node before it writes anything (client.ts, `feedHeader`), so a stale map costs a 503, never a write
- * without its event. The streams a process has named are remembered (`known`): the reader follows them all.
+ * without its event. The reader follows every stream there may be events in (`all`): those of the masters now, those
+ * this process named before, and those a SCAN finds (`refresh`) at the start and after a topology change, left by
+ * an earlier topology (a resharding that moved a master's lowest slot moves that stream with it).
  */
 export class ClusterStreams {
   /** Master address -> its stream, rebuilt when ioredis refreshes its slot map. */
   private byNode = new Map<string, string>();
   private readonly seen = new Set<string>();
+  /** The masters' streams, until the slot map is refreshed. */
+  private current: string[] | undefined;
+  /** `current` as of the last SCAN (`refresh`). */
+  private scanned: string | undefined;
 
   constructor(
     private readonly cluster: Cluster,
@@ -39,6 +45,7 @@ export class ClusterStreams {
   ) {
     cluster.on('refresh', () => {
       this.byNode = new Map();
+      this.current = undefined;
     });
   }
 
@@ -49,10 +56,48 @@ export class ClusterStreams {
     return this.byNode.get(node) ?? this.build(node);
   }
 
-  /** The streams of every master in the slot map now, and every stream named before in this process. */
+  /** The streams of every master in the slot map now, every stream named before and every one found by `refresh`. */
   all(): string[] {
-    for (const nodes of new Set(this.cluster.slots.map((n) => n?.[0]))) if (nodes) this.forNode(nodes);
+    this.masters();
     return [...this.seen].sort();
+  }
+
+  private masters(): string[] {
+    if (this.current === undefined) {
+      const nodes = new Set<string>();
+      for (const owners of this.cluster.slots) if (owners?.[0]) nodes.add(owners[0]);
+      this.current = [...nodes].map((node) => this.forNode(node)).sort();
+    }
+    return this.current;
+  }
+
+  /**
+   * At the start and whenever the masters' streams changed (a master added or removed, a lowest slot moved): a SCAN
+   * of every master for the streams of this key prefix, so that one an earlier topology wrote to is read too.
+   */
+  async refresh(): Promise<void> {
+    const masters = this.masters().join(' ');
+    if (masters === '' || masters === this.scanned) return;
+    // Any tag, the rest (the key prefix) escaped for SCAN's glob.
+    const pattern = this.name('\u0000')
+      .split('\u0000')
+      .map((part) => part.replace(/[*?[\]\\]/g, '\\$&'))
+      .join('*');
+    const nodes = this.cluster.nodes('master');
+    await Promise.all(
+      nodes.map(async (node) => {
+        const stream = node.scanStream({ match: pattern, type: 'stream', count: 1000 });
+        for await (const keys of stream as AsyncIterable<string[]>)
+          for (const key of keys) if (this.named(key)) this.seen.add(key);
+      }),
+    );
+    this.scanned = masters;
+  }
+
+  /** Whether `key` is a stream this class would name (a tag as tagForSlot makes, this key prefix). */
+  private named(key: string): boolean {
+    const tag = this.tagOf(key);
+    return /^[0-9a-z]{1,6}$/.test(tag) && this.name(tag) === key;
   }
 
   /** The tag of a stream this class named (the text between its braces). */
