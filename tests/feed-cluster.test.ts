@@ -334,11 +334,77 @@ describe('the Redis 7.0 behaviours the design rests on', () => {
   });
 });
 
+describe('a resharding that moves a master lowest slot (and its stream) to another master', () => {
+  /** Moves `slot` with its keys from the master at `from` to the master at `to` (as redis-cli --cluster reshard). */
+  async function moveSlot(slot: number, from: string, to: string) {
+    const node = (address: string) => new Redis(Number(address.split(':')[1]), '127.0.0.1');
+    const [source, target] = [node(from), node(to)];
+    const others = cluster.servers.map((s) => new Redis(s.port, '127.0.0.1'));
+    try {
+      const [sourceId, targetId] = await Promise.all([source.cluster('MYID'), target.cluster('MYID')]);
+      await target.cluster('SETSLOT', slot, 'IMPORTING', sourceId as string);
+      await source.cluster('SETSLOT', slot, 'MIGRATING', targetId as string);
+      for (;;) {
+        const keys = (await source.cluster('GETKEYSINSLOT', slot, 100)) as string[];
+        if (keys.length === 0) break;
+        await source.migrate('127.0.0.1', Number(to.split(':')[1]), '', 0, 10_000, 'KEYS', ...keys);
+      }
+      for (const c of [target, source, ...others])
+        await c.cluster('SETSLOT', slot, 'NODE', targetId as string);
+    } finally {
+      for (const c of [source, target, ...others]) c.disconnect();
+    }
+  }
+
+  /** A write, retried while the Cluster answers 503 (a slot map out of date: nothing was written). */
+  async function writeRetrying(key: string) {
+    for (let i = 0; ; i++) {
+      const res = await api().post(`/store/string/${key}`).send({ value: 'v' });
+      if (res.status !== 503 || i === 50) return expect(res.status).toBe(201);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  test('followers and cursors from before miss nothing, and a new reader finds the moved stream', async () => {
+    const { next } = (await api().get('/store/changes').expect(200)).body;
+    const client = sse(base, `?since=${next}&prefix=m1-`);
+    try {
+      expect(await client.status).toBe(200);
+      const first = nodeOf(KEYS[0] as string);
+      const moved = streams.forNode(first);
+      const lowest = raw.slots.findIndex((owners) => owners?.[0] === first);
+      const to = raw.slots.find((owners) => owners?.[0] !== first)?.[0] as string;
+      await moveSlot(lowest, first, to);
+      await raw.refreshSlotsCache();
+      // Keys in the moved slot and everywhere else: each write has its event, delivered once.
+      const inMoved = Array.from({ length: 2000 }, (_, i) => `m1-x${i}`)
+        .filter((k) => calculateSlot(prefix + k) === lowest)
+        .slice(0, 2);
+      const written = [...KEYS.map((k) => `m1-${k}`), ...inMoved];
+      for (const key of written) await writeRetrying(key);
+      const got = await client.waitFor(written.length, 30_000);
+      expect(sortedKeys(got.map((m) => m.data as { key: string }))).toEqual([...written].sort());
+      // The long-poll from the cursor of before: the same events, once each.
+      const polled = await pollAll(next, 50);
+      expect(sortedKeys(polled.events.filter((e) => e.key.startsWith('m1-')))).toEqual([...written].sort());
+      // A reader started now (a restarted instance) finds the moved stream by its SCAN.
+      const fresh = new ClusterStreams(raw, changesIn);
+      await fresh.refresh();
+      expect(fresh.all()).toContain(moved);
+      expect(raw.slots[calculateSlot(moved)]?.[0]).toBe(to);
+    } finally {
+      client.close();
+    }
+  }, 90_000);
+});
+
 // Last: it empties the whole test Cluster.
 test('a flush of the whole database leaves exactly one flush event in each master stream', async () => {
   const maxlen = 1000;
   await flush(raw as unknown as RedisClient, createKeyspace(''), { key: 'unused', maxlen, streams });
-  for (const stream of streams.all()) {
+  const masters = raw.nodes('master').map((n) => streams.forNode(`${n.options.host}:${n.options.port}`));
+  expect(masters).toHaveLength(3);
+  for (const stream of masters) {
     const entries = await raw.xrange(stream, '-', '+');
     expect(entries.map((entry) => toEvent(entry).op)).toEqual(['flush']);
   }

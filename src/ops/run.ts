@@ -119,6 +119,23 @@ async function send(
   return reply;
 }
 
+/**
+ * `send`, and on a Cluster with the change feed on, once more when the script found the stream it was named on
+ * another node (FEED_ELSEWHERE: it wrote nothing), after reloading the slot map: the stream is named again from it.
+ */
+async function sendScript(
+  store: Store,
+  slot: number,
+  name: string,
+  args: () => unknown[],
+  writes: boolean,
+): Promise<Reply> {
+  const reply = await send(store, slot, name, args(), writes);
+  if (!store.streams || !reply[0]?.message.startsWith('FEED_ELSEWHERE')) return reply;
+  await store.streams.reload();
+  return send(store, slot, name, args(), writes);
+}
+
 const ok = (value: unknown): Reply => [null, value];
 const failed = (err: Error): Reply => [err, null];
 
@@ -168,7 +185,7 @@ export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Prom
     const observer = observers.get(store.redis);
     const start = observer ? process.hrtime.bigint() : 0n;
     const slot = store.durable && op.writes ? slotOf(store, command) : 0;
-    const replies = [await send(store, slot, command.name, argv(store, command), op.writes)];
+    const replies = [await sendScript(store, slot, command.name, () => argv(store, command), op.writes)];
     if (observer && answered(replies)) observer(seconds(start), 1);
     outcome = settle(op, replies);
   } else {
@@ -253,10 +270,14 @@ async function exec(store: Store, slot: number, commands: Command[], all: boolea
     for (const arg of c.args) op.push(String(arg).toWellFormed());
     ops.push(op);
   }
-  const tail = all ? [JSON.stringify(ops), 'all'] : [JSON.stringify(ops)];
-  // On a Cluster with the feed on, the stream of the master holding this slot's keys (see argv).
-  if (store.streams) tail.push(streamOf(store.streams, keys[0] as string));
-  const [err, replies] = await send(store, slot, 'typedBatch', [keys.length, keys, tail], writes);
+  const json = JSON.stringify(ops);
+  const args = () => {
+    const tail = all ? [json, 'all'] : [json];
+    // On a Cluster with the feed on, the stream of the master holding this slot's keys (see argv).
+    if (store.streams) tail.push(streamOf(store.streams, keys[0] as string));
+    return [keys.length, keys, tail];
+  };
+  const [err, replies] = await sendScript(store, slot, 'typedBatch', args, writes);
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }

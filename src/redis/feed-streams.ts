@@ -49,6 +49,20 @@ export class ClusterStreams {
     });
   }
 
+  /**
+   * Reloads ioredis's slot map: a script found the stream it was given on another node (it wrote nothing). ioredis
+   * reloads it by itself only on a redirection, which a write to a key that did not move never gets.
+   */
+  reload(): Promise<void> {
+    return new Promise((resolve) =>
+      this.cluster.refreshSlotsCache(() => {
+        this.byNode = new Map();
+        this.current = undefined;
+        resolve();
+      }),
+    );
+  }
+
   /** The stream of the master owning `redisKey`'s slot ('' when the slot map is not loaded yet). */
   forKey(redisKey: string): string {
     const node = this.cluster.slots[calculateSlot(redisKey)]?.[0];
