@@ -3,7 +3,7 @@ import request from 'supertest';
 import type { TestApp } from './support/app';
 import { testApp } from './support/app';
 import { apiKey, bearer } from './support/auth';
-import { feedApp } from './support/feed';
+import { feedApp, streamOf } from './support/feed';
 import { expectSchema } from './support/schemas';
 
 const tenant = apiKey('tenant', ['read', 'write'], 'tenant-a:');
@@ -159,6 +159,9 @@ test('when the feed is off, then /store/changes is 404 unknown_endpoint and info
   try {
     const res = await request(off.data).get('/store/changes');
     expect([res.status, res.body.error]).toEqual([404, 'unknown_endpoint']);
+    // Writes leave no event and no stream behind.
+    await request(off.data).post('/store/string/no-feed').send({ value: 'v' }).expect(201);
+    expect(await off.raw.exists(streamOf(off))).toBe(0);
     expect((await request(off.data).get('/store/admin/info')).body.features.websocket).toBe(false);
     expect((await as(admin, request(t.data).get('/store/admin/info'))).body.features.websocket).toBe(true);
   } finally {

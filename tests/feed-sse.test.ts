@@ -71,6 +71,22 @@ describe('an event stream', () => {
     }
   });
 
+  test('when EventSource reconnects to a URL with ?since=, then its Last-Event-ID wins (nothing replayed twice)', async () => {
+    const since = await lastId(t);
+    await write('e1');
+    const first = await opened(sse(base, `?since=${since}`));
+    const [seen] = await first.waitFor(1);
+    first.close();
+    await write('e2');
+    const again = await opened(sse(base, `?since=${since}`, { 'Last-Event-ID': seen?.id as string }));
+    try {
+      await again.waitFor(1);
+      expect(keys(again)).toEqual(['e2']);
+    } finally {
+      again.close();
+    }
+  });
+
   test('when ?since= and a prefix filter are given, then the backlog and live events under that prefix only', async () => {
     const { next } = (await request(t.data).get('/store/changes')).body;
     await write('a:1');
@@ -81,6 +97,20 @@ describe('an event stream', () => {
       await write('a:2');
       await client.waitFor(2);
       expect(keys(client)).toEqual(['a:1', 'a:2']);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('when streams are open and events delivered, then the metrics count them by transport', async () => {
+    const client = await opened(sse(base));
+    try {
+      await write('metered');
+      await client.waitFor(1);
+      const text = (await request(t.data).get('/store/admin/metrics')).text;
+      expect(text).toMatch(/svc_changes_subscribers\{transport="sse"\} [1-9]/);
+      expect(text).toMatch(/svc_changes_events_delivered_total\{transport="sse"\} [1-9]/);
+      expect(text).toContain('# TYPE svc_changes_subscribers_dropped_total counter');
     } finally {
       client.close();
     }

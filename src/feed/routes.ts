@@ -27,11 +27,12 @@ function feedOf(ctx: Context): Feed {
 }
 
 /**
- * The resume point: `since`, else the Last-Event-ID header EventSource sends when it reconnects. A stream id, or on
- * a Redis Cluster the opaque cursor the feed gave (see cursor.ts).
+ * The resume point: the Last-Event-ID header, else `since`. The header wins: EventSource reconnects to the same URL
+ * (with its original `since`) and sends the id of the last event it received. A stream id, or on a Redis Cluster
+ * the opaque cursor the feed gave (see cursor.ts).
  */
 function resumePoint(feed: Feed, { query, headers }: RequestInput): Position | undefined {
-  const text = (query.since as string | undefined) ?? (headers['last-event-id'] as string | undefined);
+  const text = (headers['last-event-id'] as string | undefined) || (query.since as string | undefined);
   if (text === undefined || text === '') return undefined;
   const position = feed.cursor.parse(text);
   if (!position)
@@ -58,7 +59,8 @@ export function changeRoutes(routes: Routes, ctx: Context): void {
     sendJson(res, 200, await feed.poll({ filter, since, waitMs, limit, gone }));
   });
 
-  const server = new WebSocketServer({ noServer: true });
+  // Clients send nothing (filters and resume point are in the query): a message is read into at most 1 KiB.
+  const server = new WebSocketServer({ noServer: true, maxPayload: 1024 });
   routes.custom('get', '/store/changes/ws', (input, req, res) => {
     const feed = feedOf(ctx);
     const upgrade = (req as UpgradeRequest)[UPGRADE];

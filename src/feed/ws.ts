@@ -39,7 +39,16 @@ export async function serveWs(
 ): Promise<void> {
   let gone = false;
   let unsubscribe = () => {};
-  const heartbeat = setInterval(() => ws.ping(), heartbeatMs);
+  // A client that has not answered the previous ping is gone (a dead TCP connection would otherwise linger).
+  let alive = true;
+  ws.on('pong', () => {
+    alive = true;
+  });
+  const heartbeat = setInterval(() => {
+    if (!alive) return ws.terminate();
+    alive = false;
+    ws.ping();
+  }, heartbeatMs);
   const end = () => {
     gone = true;
     clearInterval(heartbeat);
