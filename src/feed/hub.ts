@@ -83,7 +83,13 @@ export class Hub {
     };
     this.running ??= this.start();
     if (!this.isPositioned) {
-      const positioned = await Promise.race([this.positioned, sleep(POSITION_WAIT_MS).then(() => false)]);
+      // A timer cleared once positioned: left running, it would hold the process (and a test run) for its length.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), POSITION_WAIT_MS);
+      });
+      const positioned = await Promise.race([this.positioned, late]);
+      clearTimeout(timer);
       if (!positioned) {
         remove();
         throw unavailable('its reader cannot reach Redis');
