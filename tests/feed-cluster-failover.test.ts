@@ -93,8 +93,10 @@ test('a follower misses nothing across a manual failover of a master, whose stre
     const slot = calculateSlot(prefix + key);
     return mine.some(([a, b]) => slot >= a && slot <= b);
   };
-  const before = [...keys.filter(owned).slice(0, 4), ...keys.filter((k) => !owned(k)).slice(0, 4)];
-  const after = before.map((k) => `${k}-after`);
+  const mineKeys = keys.filter(owned);
+  const others = keys.filter((k) => !owned(k));
+  const before = [...mineKeys.slice(0, 4), ...others.slice(0, 4)];
+  const after = [...mineKeys.slice(4, 8), ...others.slice(4, 8)];
   let client: SseClient | undefined;
   try {
     client = sse(base, '?prefix=f-');
