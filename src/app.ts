@@ -1,5 +1,6 @@
 // createApp(deps): the Express apps (data, and admin when it has its own listener) on given connections; never listens.
 import express, { type Express, type RequestHandler } from 'express';
+import { Cluster } from 'ioredis';
 import { answerers } from './admin/aggregate';
 import { buildInfo } from './admin/info';
 import { adminRoutes } from './admin/routes';
@@ -26,6 +27,7 @@ import type { Peers } from './peers';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
 import type { Fence } from './redis/failover-fence';
+import { ClusterStreams } from './redis/feed-streams';
 import { createKeyspace } from './redis/keys';
 import type { WaiterPool } from './redis/waiters';
 import { createReload } from './reload';
@@ -143,6 +145,10 @@ export function createApp(deps: AppDeps): Apps {
       fence: deps.fence,
       waiters: deps.waiters,
       changes: config.changes.enabled ? { key: keyspace.changes, maxlen: config.changes.maxlen } : undefined,
+      streams:
+        config.changes.enabled && deps.redis instanceof Cluster
+          ? new ClusterStreams(deps.redis, keyspace.changesIn)
+          : undefined,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
     access: auth,
@@ -164,6 +170,7 @@ export function createApp(deps: AppDeps): Apps {
       () => ctx.config,
       ctx.telemetry.metrics,
       deps.logger,
+      ctx.store.streams,
     );
   const reload = createReload(ctx, deps.loadConfig ?? (() => loadConfig()));
   deps.peers?.answerWith(answerers(ctx));

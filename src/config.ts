@@ -75,10 +75,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (r.SVC_REDIS_SENTINELS && r.SVC_REDIS_CLUSTER_NODES) {
     problems.push('SVC_REDIS_SENTINELS and SVC_REDIS_CLUSTER_NODES are exclusive: set one');
   }
-  // A script's event must go to a stream in its key's slot, which one stream cannot be: see README, "Change feed".
-  if (r.SVC_CHANGES_ENABLED && r.SVC_REDIS_CLUSTER_NODES) {
+  // Keyspace notifications are per node and the notifier's lock is one key: not built for a Cluster.
+  if (r.SVC_CHANGES_EXPIRED && r.SVC_REDIS_CLUSTER_NODES) {
     problems.push(
-      'SVC_CHANGES_ENABLED is not supported with SVC_REDIS_CLUSTER_NODES (Redis Cluster): turn one off',
+      'SVC_CHANGES_EXPIRED is not supported with SVC_REDIS_CLUSTER_NODES (Redis Cluster): turn it off',
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);

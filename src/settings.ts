@@ -284,7 +284,7 @@ export const SETTINGS = {
     schema: bool(false),
     info: 'changes_enabled',
     description:
-      'the change feed: every write appends an event to a Redis Stream (`/store/changes`); not on Cluster',
+      'the change feed: every write appends an event to a Redis Stream (`/store/changes`; on Cluster one per master)',
   },
   SVC_CHANGES_MAXLEN: {
     path: 'changes.maxlen',
@@ -309,7 +309,7 @@ export const SETTINGS = {
     schema: bool(false),
     info: 'changes_expired',
     description:
-      'also report keys Redis expires or evicts (keyspace notifications, best effort; needs `notify-keyspace-events Exe`)',
+      'also report keys Redis expires or evicts (keyspace notifications, best effort; needs `notify-keyspace-events Exe`); not on Cluster',
   },
   SVC_CHANGES_HEARTBEAT_MS: {
     path: 'changes.heartbeatMs',

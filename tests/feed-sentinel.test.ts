@@ -76,10 +76,11 @@ describe('behind Sentinel with SVC_REDIS_WAIT_REPLICAS=1', () => {
 });
 
 describe('on Redis Cluster', () => {
-  test('when the feed is asked for, then the service refuses to start, saying why', () => {
-    const start = () =>
-      loadConfig({ SVC_REDIS_CLUSTER_NODES: '127.0.0.1:7000', SVC_CHANGES_ENABLED: 'true' });
+  test('the feed is accepted (feed-cluster.test.ts), but not the report of expired keys, saying why', () => {
+    const nodes = { SVC_REDIS_CLUSTER_NODES: '127.0.0.1:7000', SVC_CHANGES_ENABLED: 'true' };
+    expect(loadConfig(nodes).changes.enabled).toBe(true);
+    const start = () => loadConfig({ ...nodes, SVC_CHANGES_EXPIRED: 'true' });
     expect(start).toThrow(ConfigError);
-    expect(start).toThrow(/SVC_CHANGES_ENABLED is not supported with SVC_REDIS_CLUSTER_NODES/);
+    expect(start).toThrow(/SVC_CHANGES_EXPIRED is not supported with SVC_REDIS_CLUSTER_NODES/);
   });
 });

@@ -2,6 +2,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
 import { masterNodes, type RedisClient } from '../redis/client';
+import type { ClusterStreams } from '../redis/feed-streams';
 import type { Keyspace } from '../redis/keys';
 
 export interface MemoryFigures {
@@ -104,6 +105,14 @@ function refused(command: string, err: Error, removed: number): ApiError {
 export interface FlushFeed {
   readonly key: string;
   readonly maxlen: number;
+  /** On a Cluster: each master's own stream, where its flush event goes. */
+  readonly streams?: ClusterStreams;
+}
+
+/** The feed of one master: on a Cluster its own stream. */
+function nodeFeed(feed: FlushFeed | undefined, node: Redis): FlushFeed | undefined {
+  if (!feed?.streams) return feed;
+  return { ...feed, key: feed.streams.forNode(`${node.options.host}:${node.options.port}`) };
 }
 
 /** XADD of the `flush` event (no key, no type): every subscriber, tenants included, must re-read its keys. */
@@ -161,12 +170,15 @@ export async function flush(redis: RedisClient, keyspace: Keyspace, feed?: Flush
   const cluster = redis instanceof Cluster;
   const counts = await Promise.all(
     masterNodes(redis).map((node) =>
-      keyspace.prefix ? unlinkMatching(node, keyspace.userPattern, cluster) : flushNode(node, feed),
+      keyspace.prefix
+        ? unlinkMatching(node, keyspace.userPattern, cluster)
+        : flushNode(node, nodeFeed(feed, node)),
     ),
   );
-  // Under a prefix the stream stays (internal keys never match it): the event follows the last UNLINK.
+  // Under a prefix the streams stay (internal keys never match it): the event follows the last UNLINK.
+  const keys = feed?.streams ? feed.streams.all() : feed ? [feed.key] : [];
   if (feed && keyspace.prefix)
-    await redis.xadd(...flushEvent(feed)).catch((err) => {
+    await Promise.all(keys.map((key) => redis.xadd(...flushEvent({ ...feed, key })))).catch((err) => {
       throw refused(
         'XADD',
         err,

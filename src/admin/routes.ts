@@ -70,7 +70,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
 
   admin('post', '/store/admin/flush', async (_input, res) => {
     const { enabled, maxlen } = ctx.config.changes;
-    const feed = enabled ? { key: ctx.keyspace.changes, maxlen } : undefined;
+    const feed = enabled ? { key: ctx.keyspace.changes, maxlen, streams: ctx.store.streams } : undefined;
     const removed = await flush(ctx.redis, ctx.keyspace, feed);
     const prefix = ctx.keyspace.prefix;
     const message = prefix ? `Removed the keys under prefix '${prefix}'` : 'Database flushed';

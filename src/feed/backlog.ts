@@ -1,7 +1,8 @@
 // Reads the feed's stream from a resume point: pages of events, and whether events after that point were trimmed.
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/client';
-import { type ChangeEvent, compareIds, type StreamEntry, toEvent } from './event';
+import type { Position } from './cursor';
+import { type ChangeEvent, compareIds, eventsOf, type StreamEntry } from './event';
 
 /** Entries per XRANGE. */
 export const PAGE = 1_000;
@@ -22,14 +23,25 @@ function info(reply: unknown): Map<string, unknown> {
   return fields;
 }
 
-/** The id the stream ends at ('0-0' when it does not exist): following from it gives what is written next. */
+/**
+ * The id the stream ends at ('0-0' when it does not exist): following from it gives what is written next. XINFO
+ * goes in a MULTI behind a command that names the stream plainly: a Cluster client does not find the key of XINFO
+ * STREAM (it sends it to any node, and does not follow the MOVED), but routes a MULTI by its first key.
+ */
 export async function currentEnd(redis: RedisClient, stream: string): Promise<string> {
-  try {
-    return String(info(await redis.xinfo('STREAM', stream)).get('last-generated-id') ?? '0-0');
-  } catch (err) {
-    if (/no such key/i.test((err as Error).message)) return '0-0';
-    throw err;
-  }
+  const replies = await redis.multi().exists(stream).xinfo('STREAM', stream).exec();
+  if (!replies) throw new Error('MULTI was aborted');
+  const [[existsErr, exists] = [null, 0], [infoErr, infoReply] = [null, null]] = replies;
+  if (existsErr) throw existsErr;
+  if (exists === 0) return '0-0';
+  if (infoErr) throw infoErr;
+  return String(info(infoReply).get('last-generated-id') ?? '0-0');
+}
+
+/** Where each of `streams` ends now: following from there gives what is written next. */
+export async function currentEnds(redis: RedisClient, streams: readonly string[]): Promise<Position> {
+  const ends = await Promise.all(streams.map((stream) => currentEnd(redis, stream)));
+  return new Map(streams.map((stream, i) => [stream, ends[i] as string]));
 }
 
 /**
@@ -72,7 +84,7 @@ export async function readPage(
   if (lost(info(infoReply), since)) return 'reset';
   const list = entries as StreamEntry[];
   const last = list[list.length - 1];
-  return { events: list.map(toEvent), next: last ? last[0] : since, more: list.length === PAGE };
+  return { events: eventsOf(stream, list), next: last ? last[0] : since, more: list.length === PAGE };
 }
 
 /** The long-poll's 410 and the reset message of SSE and WebSocket: the same words. */

@@ -10,6 +10,8 @@ export interface ChangeEvent {
   /** The write command in lower case (set, hset, sadd, del, expire, incrby, ...), or 'flush'. */
   readonly op: string;
   readonly time: string;
+  /** The stream it was read from (not enumerable: never sent to clients). Several on a Redis Cluster, one elsewhere. */
+  readonly stream?: string;
 }
 
 /** A stream entry as ioredis answers XRANGE / XREAD: [id, [field, value, ...]]. */
@@ -26,6 +28,11 @@ export function toEvent([id, fields]: StreamEntry): ChangeEvent {
     else if (fields[i] === 'o') op = value;
   }
   return { id, key, type, op, time: new Date(Number(id.split('-', 1)[0])).toISOString() };
+}
+
+/** `toEvent` for the entries of `stream`, each remembering it (see ChangeEvent.stream). */
+export function eventsOf(stream: string, entries: readonly StreamEntry[]): ChangeEvent[] {
+  return entries.map((entry) => Object.defineProperty(toEvent(entry), 'stream', { value: stream }));
 }
 
 const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;

@@ -3,8 +3,10 @@ import type { Config } from '../config';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { RedisClient } from '../redis/client';
+import type { ClusterStreams } from '../redis/feed-streams';
 import type { Keyspace } from '../redis/keys';
-import { currentEnd, readPage, resetError } from './backlog';
+import { currentEnds, readPage, resetError } from './backlog';
+import { advance, type CursorFormat, clusterCursor, type Position, plainCursor } from './cursor';
 import type { ChangeEvent } from './event';
 import { Expirations } from './expirations';
 import { Hub } from './hub';
@@ -15,7 +17,7 @@ const POLL_PAGES = 10;
 
 export interface PollRequest {
   readonly filter: Filter;
-  readonly since?: string;
+  readonly since?: Position;
   readonly waitMs: number;
   readonly limit: number;
   /** Resolves when the client has gone: a waiting poll then gives its place up at once. */
@@ -24,13 +26,18 @@ export interface PollRequest {
 
 export interface PollPage {
   readonly events: ChangeEvent[];
+  /** The resume point after these events (a cursor: see `Feed.cursor`). */
   readonly next: string;
 }
 
 export class Feed {
   readonly hub: Hub;
-  private readonly stream: string;
+  /** How resume points read and print: a plain stream id, or on a Redis Cluster an opaque cursor (cursor.ts). */
+  readonly cursor: CursorFormat;
+  /** The streams events are in now: the one stream, or on a Cluster one per master. */
+  private readonly streams: () => readonly string[];
   private readonly expirations?: Expirations;
+  private readonly clustered: boolean;
 
   constructor(
     private readonly redis: RedisClient,
@@ -39,11 +46,20 @@ export class Feed {
     private readonly config: () => Config,
     private readonly metrics: Metrics,
     logger: Logger,
+    /** On a Redis Cluster: the stream of each master (redis/feed-streams.ts). */
+    cluster?: ClusterStreams,
   ) {
-    this.stream = keyspace.changes;
-    this.hub = new Hub(reader, this.stream, () => config().changes, metrics);
-    if (config().changes.expired) {
-      const stream = () => ({ key: this.stream, maxlen: config().changes.maxlen });
+    this.clustered = cluster !== undefined;
+    const single = [keyspace.changes];
+    this.streams = cluster ? () => cluster.all() : () => single;
+    this.cursor = cluster
+      ? clusterCursor(keyspace.changesIn, (s) => cluster.tagOf(s))
+      : plainCursor(keyspace.changes);
+    const refresh = cluster ? () => cluster.refresh() : undefined;
+    this.hub = new Hub(reader, this.streams, () => config().changes, metrics, refresh);
+    // Keyspace notifications are per node: not offered on a Cluster (config.ts refuses the two together).
+    if (config().changes.expired && !cluster) {
+      const stream = () => ({ key: keyspace.changes, maxlen: config().changes.maxlen });
       this.expirations = new Expirations(redis, keyspace, stream, logger);
       this.expirations.start();
     }
@@ -53,18 +69,31 @@ export class Feed {
     const { transport } = sink;
     const delivered = this.metrics.feedDelivered(transport);
     const count = { delivered: () => delivered.inc(), dropped: () => this.metrics.feedDropped(transport) };
-    return new Subscriber(filter, sink, this.config().changes.buffer, count);
+    // With one stream the event's id is its resume point: no cursor to build per event.
+    const cursorOf = this.clustered ? this.cursor.format : undefined;
+    return new Subscriber(filter, sink, this.config().changes.buffer, count, cursorOf);
+  }
+
+  /** The streams to read from `since`: those of now, and any other it names (a master gone since). */
+  private streamsFrom(since: Position): string[] {
+    const all = new Set(this.streams());
+    for (const stream of since.keys()) all.add(stream);
+    return [...all];
+  }
+
+  private ends(): Promise<Position> {
+    return currentEnds(this.redis, this.streams());
   }
 
   /**
    * Follows the feed into `sink` from `since` (the backlog first, then live) or from now; resolves to the removal of
    * the subscription once live. Subscribed before the backlog is read, so nothing written meanwhile is missed.
    */
-  async follow(filter: Filter, since: string | undefined, sink: Sink): Promise<() => void> {
+  async follow(filter: Filter, since: Position | undefined, sink: Sink): Promise<() => void> {
     const subscriber = this.subscriber(filter, sink);
     const unsubscribe = await this.hub.subscribe(subscriber);
     try {
-      if (since === undefined) subscriber.skipTo(await currentEnd(this.redis, this.stream));
+      if (since === undefined) subscriber.skipTo(await this.ends());
       else await this.sendBacklog(subscriber, since, sink);
       subscriber.live();
       return unsubscribe;
@@ -74,49 +103,62 @@ export class Feed {
     }
   }
 
-  private async sendBacklog(subscriber: Subscriber, since: string, sink: Sink): Promise<void> {
+  /** The backlog after `since`, stream by stream; a reset (and then from the ends) when any is beyond retention. */
+  private async sendBacklog(subscriber: Subscriber, since: Position, sink: Sink): Promise<void> {
     subscriber.skipTo(since);
-    let position = since;
-    while (!subscriber.isDropped) {
-      const page = await readPage(this.redis, this.stream, position);
-      if (page === 'reset') {
-        const end = await currentEnd(this.redis, this.stream);
-        subscriber.skipTo(end);
-        sink.reset(since, end);
-        return;
+    for (const stream of this.streamsFrom(since)) {
+      let position = since.get(stream) ?? '0-0';
+      while (!subscriber.isDropped) {
+        const page = await readPage(this.redis, stream, position);
+        if (page === 'reset') {
+          const ends = await this.ends();
+          subscriber.skipTo(ends);
+          sink.reset(this.cursor.format(since), this.cursor.format(subscriber.position));
+          return;
+        }
+        await subscriber.backlog(page.events);
+        position = page.next;
+        if (!page.more) break;
       }
-      await subscriber.backlog(page.events);
-      position = page.next;
-      if (!page.more) return;
     }
   }
 
   /**
-   * One long-poll page: the events after `since` (from now without it) that match, at most `limit`; when there are
-   * none yet, waits up to `waitMs` for the first. 410 changes_reset when `since` is beyond the retention.
+   * One long-poll page: the events after `since` (from now without it) that match, at most `limit`, stream by
+   * stream; when there are none yet, waits up to `waitMs` for the first. 410 changes_reset when `since` is beyond
+   * the retention.
    */
   async poll({ filter, since, waitMs, limit, gone }: PollRequest): Promise<PollPage> {
-    let position = since ?? (await currentEnd(this.redis, this.stream));
+    const start = since ?? (await this.ends());
+    const position: Position = new Map(start);
     const found: ChangeEvent[] = [];
-    for (let pages = 0; pages < POLL_PAGES; pages++) {
-      const page = await readPage(this.redis, this.stream, position);
-      if (page === 'reset') throw resetError(position, await currentEnd(this.redis, this.stream));
-      for (const event of page.events) {
-        position = event.id;
-        if (matches(filter, event)) found.push(event);
-        if (found.length === limit) return { events: found, next: position };
+    let pages = 0;
+    for (const stream of this.streamsFrom(position)) {
+      while (pages++ < POLL_PAGES) {
+        const page = await readPage(this.redis, stream, position.get(stream) ?? '0-0');
+        if (page === 'reset') {
+          const next = new Map(position);
+          advance(next, await this.ends());
+          throw resetError(this.cursor.format(start), this.cursor.format(next));
+        }
+        for (const event of page.events) {
+          position.set(stream, event.id);
+          if (matches(filter, event)) found.push(event);
+          if (found.length === limit) return { events: found, next: this.cursor.format(position) };
+        }
+        position.set(stream, page.next);
+        if (!page.more) break;
       }
-      position = page.next;
-      if (!page.more) break;
     }
-    if (found.length > 0 || waitMs === 0) return { events: found, next: position };
+    if (found.length > 0 || waitMs === 0 || pages > POLL_PAGES)
+      return { events: found, next: this.cursor.format(position) };
     return this.wait(filter, position, waitMs, limit, gone);
   }
 
   /** Waits for the first matching events after `position`: subscribed, then the backlog read again (no gap). */
   private wait(
     filter: Filter,
-    position: string,
+    position: Position,
     waitMs: number,
     limit: number,
     gone?: Promise<void>,
@@ -125,17 +167,21 @@ export class Feed {
       const events: ChangeEvent[] = [];
       let timer: NodeJS.Timeout | undefined;
       let unsubscribe = () => {};
+      /** Where the page ends once `limit` events are in it (the subscriber goes on past it). */
+      let full: Position | undefined;
       const answer = () => {
         clearTimeout(timer);
         unsubscribe();
-        const last = events[events.length - 1];
-        resolve({ events, next: events.length === limit && last ? last.id : subscriber.position });
+        resolve({ events, next: this.cursor.format(full ?? subscriber.position) });
       };
       const sink: Sink = {
         transport: 'poll',
         send(event) {
           if (events.length === 0) setImmediate(answer);
-          if (events.length < limit) events.push(event);
+          if (events.length < limit) {
+            events.push(event);
+            if (events.length === limit) full = subscriber.position;
+          }
           return true;
         },
         reset: () => {},
@@ -149,14 +195,19 @@ export class Feed {
         void gone?.then(answer);
       });
       // Events written between the read above and the subscription: the backlog from `position` once more.
+      const streams = this.streamsFrom(position);
       subscribed
-        .then(() => readPage(this.redis, this.stream, position))
+        .then(() => Promise.all(streams.map((s) => readPage(this.redis, s, position.get(s) ?? '0-0'))))
         .then(
-          (page) => {
-            if (page === 'reset') return;
-            void subscriber.backlog(page.events);
+          (pages) => {
+            let more = false;
+            for (const page of pages) {
+              if (page === 'reset') continue;
+              void subscriber.backlog(page.events);
+              more ||= page.more;
+            }
             // A full page: more is there at once; answer with what it held rather than leave a gap before the live part.
-            if (page.more) answer();
+            if (more) answer();
             else subscriber.live();
           },
           (err) => {

@@ -2,7 +2,7 @@
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 import type { Metrics } from '../observability/metrics';
 import type { RedisClient } from '../redis/client';
-import { type ChangeEvent, type StreamEntry, toEvent } from './event';
+import { type ChangeEvent, eventsOf, type StreamEntry } from './event';
 import type { Subscriber } from './subscriber';
 
 /** How long one XREAD blocks: a close or a lost connection is noticed within this. */
@@ -11,6 +11,9 @@ export const BLOCK_MS = 5_000;
 const READ_COUNT = 1_000;
 /** The pause before the next attempt when Redis does not answer (the connection reconnects meanwhile). */
 const RETRY_MS = 500;
+
+/** How often the reader looks for new streams (a Cluster's topology changing). */
+const DISCOVER_MS = 1_000;
 
 /** How long the first subscriber waits for the reader to learn where the stream ends before it is refused (503). */
 const POSITION_WAIT_MS = 5_000;
@@ -21,25 +24,37 @@ export interface HubLimits {
 }
 
 /**
- * Reads the stream from where it last stopped (an id, so a reconnect or a Sentinel failover loses nothing the new
- * primary has) and hands each slice of events to every subscriber. It starts with the first subscriber.
+ * Reads each stream from where it last stopped (an id, so a reconnect or a Sentinel failover loses nothing the new
+ * primary has) and hands each slice of events to every subscriber. It starts with the first subscriber. On a Redis
+ * Cluster there is a stream per master, each read by a blocking XREAD of its own (the reader's connection to that
+ * master carries it; two streams on one master take turns, which delays, never loses).
  */
 export class Hub {
   private readonly subscribers = new Set<Subscriber>();
-  private last: string | undefined;
+  /** Per stream, the id it was last read up to. */
+  private readonly last = new Map<string, string>();
+  /** One read loop per stream. */
+  private readonly loops = new Map<string, Promise<void>>();
   private running: Promise<void> | undefined;
   private closed = false;
   private markPositioned: (value: true) => void = () => {};
-  /** Resolves once `last` is known. */
+  /** Resolves once `last` is known for the streams there were at the start. */
   private readonly positioned = new Promise<true>((resolve) => {
     this.markPositioned = resolve;
   });
+  private isPositioned = false;
+  /** When `discover` last looked at the streams. */
+  private discovered = 0;
+  private refreshing = false;
 
   constructor(
     private readonly reader: RedisClient,
-    private readonly stream: string,
+    /** The streams to read: one, or on a Redis Cluster one per master (it may grow: see `discover`). */
+    private readonly streams: () => readonly string[],
     private readonly limits: () => HubLimits,
     private readonly metrics: Metrics,
+    /** On a Cluster: looks for streams left by an earlier topology (ClusterStreams.refresh). */
+    private readonly refresh?: () => Promise<void>,
   ) {}
 
   get size(): number {
@@ -66,9 +81,15 @@ export class Hub {
     const remove = () => {
       if (this.subscribers.delete(subscriber)) this.metrics.feedSubscribers(subscriber.transport, -1);
     };
-    this.running ??= this.loop();
-    if (this.last === undefined) {
-      const positioned = await Promise.race([this.positioned, sleep(POSITION_WAIT_MS).then(() => false)]);
+    this.running ??= this.start();
+    if (!this.isPositioned) {
+      // A timer cleared once positioned: left running, it would hold the process (and a test run) for its length.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), POSITION_WAIT_MS);
+      });
+      const positioned = await Promise.race([this.positioned, late]);
+      clearTimeout(timer);
       if (!positioned) {
         remove();
         throw unavailable('its reader cannot reach Redis');
@@ -85,32 +106,75 @@ export class Hub {
     // The XREAD in flight would hold a QUIT for up to BLOCK_MS.
     this.reader.disconnect();
     await this.running;
+    await Promise.all(this.loops.values());
   }
 
-  private async loop(): Promise<void> {
+  /** Learns where each stream ends now, then reads each in a loop of its own. */
+  private async start(): Promise<void> {
     await this.reader.connect().catch(() => {});
+    while (!this.closed && !this.isPositioned) {
+      try {
+        await this.refresh?.();
+        const streams = this.streams();
+        // A Cluster client without its slot map yet: no stream known, nothing to position.
+        if (streams.length === 0) throw new Error('no stream known yet');
+        const ends = await Promise.all(streams.map((stream) => this.lastId(stream)));
+        streams.forEach((stream, i) => {
+          this.last.set(stream, ends[i] as string);
+        });
+        this.isPositioned = true;
+        this.markPositioned(true);
+      } catch {
+        if (!this.closed) await sleep(RETRY_MS);
+      }
+    }
+    this.discover();
+  }
+
+  /**
+   * Starts a loop for each stream not read yet. One that appears after the start (a Cluster master added, or one
+   * that now owns a lower slot) is new: read from its beginning.
+   */
+  private discover(): void {
+    if (this.closed || Date.now() - this.discovered < DISCOVER_MS) return;
+    this.discovered = Date.now();
+    if (this.refresh && !this.refreshing) {
+      // In the background: what it finds is read from the next call on.
+      this.refreshing = true;
+      void this.refresh()
+        .catch(() => {})
+        .finally(() => {
+          this.refreshing = false;
+        });
+    }
+    for (const stream of this.streams()) {
+      if (this.loops.has(stream)) continue;
+      if (!this.last.has(stream)) this.last.set(stream, '0-0');
+      this.loops.set(stream, this.loop(stream));
+    }
+  }
+
+  private async loop(stream: string): Promise<void> {
     while (!this.closed) {
       try {
-        if (this.last === undefined) {
-          this.last = await this.lastId();
-          this.markPositioned(true);
-        }
         const reply = (await this.reader.xread(
           'COUNT',
           READ_COUNT,
           'BLOCK',
           BLOCK_MS,
           'STREAMS',
-          this.stream,
-          this.last,
+          stream,
+          this.last.get(stream) as string,
         )) as [string, StreamEntry[]][] | null;
         const entries = reply?.[0]?.[1] ?? [];
-        if (entries.length === 0) continue;
-        this.last = (entries[entries.length - 1] as StreamEntry)[0];
-        this.fanOut(entries.map(toEvent));
+        if (entries.length > 0) {
+          this.last.set(stream, (entries[entries.length - 1] as StreamEntry)[0]);
+          this.fanOut(eventsOf(stream, entries));
+        }
       } catch {
         if (!this.closed) await sleep(RETRY_MS);
       }
+      this.discover();
     }
   }
 
@@ -119,8 +183,8 @@ export class Hub {
   }
 
   /** The id the stream ends at now ('0-0' when it does not exist yet): reading starts after it. */
-  private async lastId(): Promise<string> {
-    const [last] = (await this.reader.xrevrange(this.stream, '+', '-', 'COUNT', 1)) as StreamEntry[];
+  private async lastId(stream: string): Promise<string> {
+    const [last] = (await this.reader.xrevrange(stream, '+', '-', 'COUNT', 1)) as StreamEntry[];
     return last?.[0] ?? '0-0';
   }
 }

@@ -8,7 +8,7 @@ import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { UPGRADE, type UpgradeRequest } from '../http/upgrade';
 import { scopedPrefix } from '../routes/keys';
-import { parseId } from './event';
+import type { Position } from './cursor';
 import type { Feed } from './feed';
 import { serveSse } from './sse';
 import type { Filter } from './subscriber';
@@ -28,14 +28,16 @@ function feedOf(ctx: Context): Feed {
 
 /**
  * The resume point: the Last-Event-ID header, else `since`. The header wins: EventSource reconnects to the same URL
- * (with its original `since`) and sends the id of the last event it received.
+ * (with its original `since`) and sends the id of the last event it received. A stream id, or on a Redis Cluster
+ * the opaque cursor the feed gave (see cursor.ts).
  */
-function resumePoint({ query, headers }: RequestInput): string | undefined {
+function resumePoint(feed: Feed, { query, headers }: RequestInput): Position | undefined {
   const text = (headers['last-event-id'] as string | undefined) || (query.since as string | undefined);
   if (text === undefined || text === '') return undefined;
-  const id = parseId(text);
-  if (!id) throw new ApiError('invalid_request', `'${text.slice(0, 100)}' is not an event id of this feed`);
-  return id;
+  const position = feed.cursor.parse(text);
+  if (!position)
+    throw new ApiError('invalid_request', `'${text.slice(0, 100)}' is not an event id of this feed`);
+  return position;
 }
 
 function filterOf({ query }: RequestInput, res: Parameters<typeof scopedPrefix>[0]): Filter {
@@ -49,7 +51,7 @@ export function changeRoutes(routes: Routes, ctx: Context): void {
   routes.custom('get', '/store/changes', async (input, req, res) => {
     const feed = feedOf(ctx);
     const filter = filterOf(input, res);
-    const since = resumePoint(input);
+    const since = resumePoint(feed, input);
     if (wantsEvents(req)) return serveSse(feed, req, res, filter, since, ctx.config.changes.heartbeatMs);
     const waitMs = ((input.query.wait as number | undefined) ?? 0) * 1000;
     const limit = (input.query.limit as number | undefined) ?? DEFAULT_LIMIT;
@@ -65,7 +67,7 @@ export function changeRoutes(routes: Routes, ctx: Context): void {
     if (!upgrade || req.headers.upgrade?.toLowerCase() !== 'websocket')
       throw new ApiError('invalid_request', 'This endpoint takes a WebSocket handshake (Upgrade: websocket)');
     const filter = filterOf(input, res);
-    const since = resumePoint(input);
+    const since = resumePoint(feed, input);
     feed.hub.checkRoom();
     server.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
       void serveWs(feed, ws, filter, since, ctx.config.changes.heartbeatMs);

@@ -1,6 +1,7 @@
 // The change feed as Server-Sent Events: `id:` is the stream id, so EventSource resumes with Last-Event-ID.
 import type { Request, Response } from 'express';
 import { resetMessage } from './backlog';
+import type { Position } from './cursor';
 import type { ChangeEvent } from './event';
 import type { Feed } from './feed';
 import type { Filter, Sink } from './subscriber';
@@ -9,7 +10,9 @@ const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 
 /** Each event's frame, built once for all the streams it goes to. */
 const frames = new WeakMap<ChangeEvent, string>();
-function frame(event: ChangeEvent): string {
+function frame(event: ChangeEvent, cursor: string | undefined): string {
+  // On a Redis Cluster the resume point is this client's cursor, not the event's id: a frame of its own.
+  if (cursor !== undefined) return `id: ${cursor}\n${data(event)}`;
   let text = frames.get(event);
   if (text === undefined) {
     text = `id: ${event.id}\n${data(event)}`;
@@ -27,7 +30,7 @@ export async function serveSse(
   req: Request,
   res: Response,
   filter: Filter,
-  since: string | undefined,
+  since: Position | undefined,
   heartbeatMs: number,
 ): Promise<void> {
   let gone = false;
@@ -50,7 +53,7 @@ export async function serveSse(
   };
   const sink: Sink = {
     transport: 'sse',
-    send(event, drained) {
+    send(event, drained, cursor) {
       head();
       // The events of one hub slice leave in one write (one system call), not one each. The socket is corked, not
       // the response: a corked response buffers chunks itself and then emits no 'drain' once they are flushed.
@@ -59,7 +62,7 @@ export async function serveSse(
         socket.cork();
         process.nextTick(() => socket.uncork());
       }
-      if (res.write(frame(event))) return true;
+      if (res.write(frame(event, cursor))) return true;
       res.once('drain', drained);
       return false;
     },

@@ -1,4 +1,5 @@
 // One follower of the feed (an SSE stream, a WebSocket, a long-poll): its filter, backlog-then-live order, its buffer.
+import { advance, type Position } from './cursor';
 import type { ChangeEvent } from './event';
 import { compareIds } from './event';
 
@@ -21,7 +22,7 @@ export interface Sink {
    * Writes one event; false when the transport's own buffer is full (the client reads slower than events come):
    * then nothing more is written until the sink calls `drained`.
    */
-  send(event: ChangeEvent, drained: () => void): boolean;
+  send(event: ChangeEvent, drained: () => void, cursor?: string): boolean;
   /** The resume point is beyond the retention: the client must re-read its keys; the feed goes on from `next`. */
   reset(since: string, next: string): void;
   /** Ends the subscription for `reason` (a slow client, a shutdown); the client resumes by id. */
@@ -56,26 +57,31 @@ export class Subscriber {
     private readonly buffer: number,
     /** Told of each event sent and of a drop (metrics). */
     private readonly count: { delivered(): void; dropped(): void },
-    /** The id of the last event the client has (or '0-0'): only later ones are sent. */
-    private after = '0-0',
+    /**
+     * On a Redis Cluster (several streams): the resume point after each event, passed to `Sink.send` as `cursor`.
+     * Elsewhere the event's own id is the resume point.
+     */
+    private readonly cursorOf?: (position: Position) => string,
+    /** Per stream, the id of the last event the client has (none: '0-0'): only later ones are sent. */
+    private readonly after: Position = new Map(),
   ) {}
 
   get transport(): Sink['transport'] {
     return this.sink.transport;
   }
 
-  /** The id of the last event sent or skipped (or of the resume point). */
-  get position(): string {
-    return this.after;
+  /** Per stream, the id of the last event sent or skipped (or of the resume point): a copy. */
+  get position(): Position {
+    return new Map(this.after);
   }
 
   get isDropped(): boolean {
     return this.dropped;
   }
 
-  /** Nothing up to `id` is sent: the resume point, or the stream's end when following from now. */
-  skipTo(id: string): void {
-    if (compareIds(id, this.after) > 0) this.after = id;
+  /** Nothing up to `position` is sent: the resume point, or the streams' ends when following from now. */
+  skipTo(position: Position): void {
+    advance(this.after, position);
   }
 
   /**
@@ -130,10 +136,12 @@ export class Subscriber {
   }
 
   private send(event: ChangeEvent): void {
-    if (compareIds(event.id, this.after) <= 0) return;
-    this.after = event.id;
+    const stream = event.stream as string;
+    if (compareIds(event.id, this.after.get(stream) ?? '0-0') <= 0) return;
+    this.after.set(stream, event.id);
     if (!matches(this.filter, event)) return;
     this.count.delivered();
-    if (!this.sink.send(event, this.drained)) this.full = true;
+    const cursor = this.cursorOf?.(this.after);
+    if (!this.sink.send(event, this.drained, cursor)) this.full = true;
   }
 }

@@ -1,13 +1,16 @@
 // The change feed over a WebSocket: JSON messages (`change`, `reset`, `close`), pings as heartbeats.
 import type { WebSocket } from 'ws';
 import { resetMessage } from './backlog';
+import type { Position } from './cursor';
 import type { ChangeEvent } from './event';
 import type { Feed } from './feed';
 import type { Filter, Sink } from './subscriber';
 
 /** Each event's message, built once for all the sockets it goes to. */
 const messages = new WeakMap<ChangeEvent, string>();
-function message(event: ChangeEvent): string {
+function message(event: ChangeEvent, cursor: string | undefined): string {
+  // On a Redis Cluster each change also carries this client's resume point (`cursor`): a message of its own.
+  if (cursor !== undefined) return JSON.stringify({ kind: 'change', ...event, cursor });
   let text = messages.get(event);
   if (text === undefined) {
     text = JSON.stringify({ kind: 'change', ...event });
@@ -31,7 +34,7 @@ export async function serveWs(
   feed: Feed,
   ws: WebSocket,
   filter: Filter,
-  since: string | undefined,
+  since: Position | undefined,
   heartbeatMs: number,
 ): Promise<void> {
   let gone = false;
@@ -53,10 +56,10 @@ export async function serveWs(
   };
   const sink: Sink = {
     transport: 'websocket',
-    send(event, drained) {
+    send(event, drained, cursor) {
       // ws has no 'drain': the callback of the message that filled the buffer says it has been written out.
       const full = ws.bufferedAmount >= HIGH_WATER_BYTES;
-      ws.send(message(event), full ? () => drained() : undefined);
+      ws.send(message(event, cursor), full ? () => drained() : undefined);
       return !full;
     },
     reset(from, next) {

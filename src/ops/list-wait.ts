@@ -20,8 +20,10 @@ export interface WaitInput {
 async function popped(store: Store, key: string): Promise<void> {
   const { changes } = store;
   if (!changes) return;
+  // On a Cluster, the stream of the list's master (forKey: '' before the slot map is loaded, then the pop failed).
+  const stream = store.streams ? store.streams.forKey(store.keyspace.user(key)) : changes.key;
   await store.redis
-    .xadd(changes.key, 'MAXLEN', '~', changes.maxlen, '*', 'k', key, 't', 'list', 'o', 'blmpop')
+    .xadd(stream, 'MAXLEN', '~', changes.maxlen, '*', 'k', key, 't', 'list', 'o', 'blmpop')
     .catch(() => {});
 }
 

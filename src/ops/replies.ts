@@ -1,5 +1,5 @@
 // The one place where Redis error replies become API errors: our scripts' codes, Redis's own refusals.
-import { ApiError, toApiError } from '../errors';
+import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import { preconditionFailed, unwrapped } from './etag';
 import type { Command } from './op';
 
@@ -18,6 +18,16 @@ export function replyError(err: Error, wrapped: Command): ApiError {
   if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
   if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
   if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
+  // Cluster, change feed on: the stream named by a stale slot map is not on the key's node; nothing was written.
+  if (code === 'FEED_ELSEWHERE') {
+    return new ApiError(
+      'service_unavailable',
+      'The Redis Cluster is moving slots; nothing was written, retry shortly',
+      {
+        retryAfter: REDIS_RETRY_AFTER,
+      },
+    );
+  }
   // LSET beyond the end of a list (typed_write answers the command's own error); its index follows 'LSET'.
   if (err.message === 'ERR index out of range') {
     const index = command.args[command.args.indexOf('LSET') + 1];

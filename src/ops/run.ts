@@ -2,9 +2,10 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
-import type { RedisClient, Reply } from '../redis/client';
+import { FEED_SCRIPTS, type RedisClient, type Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
 import type { Fence } from '../redis/failover-fence';
+import type { ClusterStreams } from '../redis/feed-streams';
 import type { Keyspace } from '../redis/keys';
 import type { WaiterPool } from '../redis/waiters';
 import { refusedWhole } from './etag';
@@ -32,6 +33,8 @@ export interface Store {
    * event to. Every other write appends it inside its script (typed.lua's `changed`).
    */
   readonly changes?: { readonly key: string; readonly maxlen: number };
+  /** On a Cluster with the change feed on: each master's stream, appended to every writing script call. */
+  readonly streams?: ClusterStreams;
 }
 
 type Invoke = (...args: unknown[]) => Promise<unknown>;
@@ -51,8 +54,21 @@ const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 /** Replies that came from Redis (values or Redis errors), not a connection failure: a round trip happened. */
 const answered = (replies: Reply[]) => replies.every(([err]) => err === null || err.name === 'ReplyError');
 
-function argv(keyspace: Keyspace, c: Command): (string | number)[] {
-  return [...c.keys.map(keyspace.user), ...c.args];
+function argv(store: Store, c: Command): (string | number)[] {
+  const keys = c.keys.map(store.keyspace.user);
+  if (!store.streams || !FEED_SCRIPTS.has(c.name)) return [...keys, ...c.args];
+  return [...keys, ...c.args, streamOf(store.streams, keys[0] as string)];
+}
+
+/** The stream of the master holding `redisKey` (Cluster): 503 until ioredis has loaded the slot map. */
+export function streamOf(streams: ClusterStreams, redisKey: string): string {
+  const stream = streams.forKey(redisKey);
+  if (stream === '') {
+    throw new ApiError('service_unavailable', 'The Redis Cluster slot map is not loaded yet; retry shortly', {
+      retryAfter: REDIS_RETRY_AFTER,
+    });
+  }
+  return stream;
 }
 
 /** Rejects with ioredis's own timeout error (a 503) when `promise` has not settled within `ms`. */
@@ -101,6 +117,23 @@ async function send(
   );
   if (!confirmed && reply[0] === null) throw unconfirmed(durable);
   return reply;
+}
+
+/**
+ * `send`, and on a Cluster with the change feed on, once more when the script found the stream it was named on
+ * another node (FEED_ELSEWHERE: it wrote nothing), after reloading the slot map: the stream is named again from it.
+ */
+async function sendScript(
+  store: Store,
+  slot: number,
+  name: string,
+  args: () => unknown[],
+  writes: boolean,
+): Promise<Reply> {
+  const reply = await send(store, slot, name, args(), writes);
+  if (!store.streams || !reply[0]?.message.startsWith('FEED_ELSEWHERE')) return reply;
+  await store.streams.reload();
+  return send(store, slot, name, args(), writes);
 }
 
 const ok = (value: unknown): Reply => [null, value];
@@ -152,7 +185,7 @@ export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Prom
     const observer = observers.get(store.redis);
     const start = observer ? process.hrtime.bigint() : 0n;
     const slot = store.durable && op.writes ? slotOf(store, command) : 0;
-    const replies = [await send(store, slot, command.name, argv(store.keyspace, command), op.writes)];
+    const replies = [await sendScript(store, slot, command.name, () => argv(store, command), op.writes)];
     if (observer && answered(replies)) observer(seconds(start), 1);
     outcome = settle(op, replies);
   } else {
@@ -237,13 +270,14 @@ async function exec(store: Store, slot: number, commands: Command[], all: boolea
     for (const arg of c.args) op.push(String(arg).toWellFormed());
     ops.push(op);
   }
-  const [err, replies] = await send(
-    store,
-    slot,
-    'typedBatch',
-    [keys.length, keys, all ? [JSON.stringify(ops), 'all'] : [JSON.stringify(ops)]],
-    writes,
-  );
+  const json = JSON.stringify(ops);
+  const args = () => {
+    const tail = all ? [json, 'all'] : [json];
+    // On a Cluster with the feed on, the stream of the master holding this slot's keys (see argv).
+    if (store.streams) tail.push(streamOf(store.streams, keys[0] as string));
+    return [keys.length, keys, tail];
+  };
+  const [err, replies] = await sendScript(store, slot, 'typedBatch', args, writes);
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }

@@ -31,22 +31,45 @@ const source = (file: string) => readFileSync(join(__dirname, 'scripts', file), 
 const TYPED = source('typed.lua');
 
 /**
- * The first line of every typed script: the change feed's settings for typed.lua's `changed` (false when off, so
- * that a write then costs one table lookup more). Built from the config, so no script takes extra arguments.
+ * The first lines of every typed script: the change feed's settings for typed.lua's `changed` (false when off, so
+ * that a write then costs one table lookup more). Built from the config, so no script takes extra arguments, except
+ * on a Cluster: there each master has its own stream (feed-streams.ts), which the caller appends as the last
+ * argument. The script takes it off ARGV and, before anything else, checks that the stream is on this node: Redis
+ * refuses a script's access to a key of another node only when the script makes it, so an XADD refused after the
+ * write would leave a write without its event. The scripts have no shebang: Redis 7 runs them in its compatibility
+ * mode, which lets a script reach undeclared keys of other slots held by the same node (as the flag
+ * allow-cross-slot-keys does); a declared key of another slot would be refused (CROSSSLOT) before the script runs.
  */
 function feedHeader(config: Config): string {
   const { enabled, maxlen } = config.changes;
   if (!enabled) return 'local FEED = false';
   const { changes, prefix } = createKeyspace(config.keyPrefix);
-  return `local FEED = {key = '${changes}', maxlen = ${maxlen}, strip = ${Buffer.byteLength(prefix)}}`;
+  const strip = Buffer.byteLength(prefix);
+  if (redisMode(config) !== 'cluster')
+    return `local FEED = {key = '${changes}', maxlen = ${maxlen}, strip = ${strip}}`;
+  return [
+    `local FEED = {key = table.remove(ARGV), maxlen = ${maxlen}, strip = ${strip}}`,
+    `local feed_here = redis.pcall('EXISTS', FEED.key)`,
+    `if type(feed_here) == 'table' and feed_here.err then return redis.error_reply('FEED_ELSEWHERE ' .. FEED.key) end`,
+  ].join('\n');
 }
+
+/** Scripts that may write, and so append an event: on a Cluster with the feed on, each call ends with its stream. */
+export const FEED_SCRIPTS: ReadonlySet<string> = new Set([
+  'typedWrite',
+  'typedIncr',
+  'typedEtag',
+  'typedBatch',
+  'keyDelete',
+]);
 
 /** Each script is the feed header, the shared library (typed.lua), then its own body. */
 function scripts(config: Config) {
   const header = feedHeader(config);
   const script = (file: string) => `${header}\n${TYPED}\n${source(file)}`;
   return {
-    typedRead: { lua: script('typed-read-1.lua'), numberOfKeys: 1 },
+    // A read appends no event: no feed header, no stream argument.
+    typedRead: { lua: `local FEED = false\n${TYPED}\n${source('typed-read-1.lua')}`, numberOfKeys: 1 },
     typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
     typedIncr: { lua: script('typed-incr-1.lua'), numberOfKeys: 1 },
     typedEtag: { lua: script('typed-etag-1.lua'), numberOfKeys: 1 },

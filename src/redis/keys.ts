@@ -18,6 +18,11 @@ export interface Keyspace {
    * services sharing a database under different prefixes never see each other's events.
    */
   readonly changes: string;
+  /**
+   * On a Redis Cluster, the stream of one master (redis/feed-streams.ts): `#svc:changes:{<tag>}:<prefix>`, the tag
+   * first, so that it decides the slot even when the prefix holds a hash tag of its own.
+   */
+  changesIn(tag: string): string;
 }
 
 export function createKeyspace(prefix: string): Keyspace {
@@ -28,5 +33,6 @@ export function createKeyspace(prefix: string): Keyspace {
     internal: (...parts) => INTERNAL_PREFIX + parts.join(':'),
     userPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
     changes: `${INTERNAL_PREFIX}changes:${prefix}`,
+    changesIn: (tag) => `${INTERNAL_PREFIX}changes:{${tag}}:${prefix}`,
   };
 }
