@@ -51,27 +51,32 @@ export async function serveSse(
       'X-Accel-Buffering': 'no',
     });
   };
+  // The frames of one hub slice are joined and leave in one write (one chunk, one system call), not one each.
+  let pending = '';
+  const flush = () => {
+    const text = pending;
+    pending = '';
+    if (text !== '' && !res.writableEnded) res.write(text);
+  };
   const sink: Sink = {
     transport: 'sse',
     send(event, drained, cursor) {
       head();
-      // The events of one hub slice leave in one write (one system call), not one each. The socket is corked, not
-      // the response: a corked response buffers chunks itself and then emits no 'drain' once they are flushed.
-      const socket = res.socket;
-      if (socket && socket.writableCorked === 0) {
-        socket.cork();
-        process.nextTick(() => socket.uncork());
-      }
-      if (res.write(frame(event, cursor))) return true;
+      if (pending === '') process.nextTick(flush);
+      pending += frame(event, cursor);
+      // The frame is taken either way; a full transport (the last slice is still unsent) takes no more for now.
+      if (!res.writableNeedDrain) return true;
       res.once('drain', drained);
       return false;
     },
     reset(from, next) {
       head();
+      flush();
       res.write(`id: ${next}\nevent: reset\n${data({ since: from, next, message: resetMessage(from) })}`);
     },
     drop(reason) {
       head();
+      flush();
       res.end(`event: close\n${data({ reason })}`);
       end();
     },
