@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { type Listener, listen } from '../src/http/server';
 import type { TestApp } from './support/app';
 import { apiKey, bearer } from './support/auth';
-import { feedApp, lastId, streamOf } from './support/feed';
+import { feedApp, inbox, lastId, streamOf } from './support/feed';
 
 const reader = apiKey('reader', ['read']);
 const tenant = apiKey('tenant', ['read', 'write'], 'tenant-a:');
@@ -36,26 +36,11 @@ interface Client {
 /** Opens the WebSocket and resolves once it is open; rejects with the HTTP status when the handshake is refused. */
 function connect(query = '', who: { key: string } = reader): Promise<Client> {
   const ws = new WebSocket(`${base}/store/changes/ws${query}`, { headers: { Authorization: bearer(who) } });
-  const messages: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  ws.on('message', (data) => {
-    messages.push(JSON.parse(String(data)));
-    for (const w of waiters.splice(0)) w();
-  });
+  const { messages, push, waitFor } = inbox<Record<string, unknown>>();
+  ws.on('message', (data) => push(JSON.parse(String(data))));
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
   );
-  const waitFor = (count: number) =>
-    new Promise<Record<string, unknown>[]>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${messages.length} of ${count} messages`)), 20_000);
-      const check = () => {
-        if (messages.length >= count) {
-          clearTimeout(timer);
-          resolve(messages.slice(0, count));
-        } else waiters.push(check);
-      };
-      check();
-    });
   return new Promise((resolve, reject) => {
     ws.on('open', () => resolve({ ws, messages, waitFor, closed }));
     ws.on('unexpected-response', (_req, res) => {

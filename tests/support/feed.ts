@@ -52,6 +52,34 @@ export async function eventsAfter(app: TestApp, id: string): Promise<ChangeEvent
 }
 
 /** One Server-Sent Event as a client parses it: a change (no event name), `reset` or `close`; comments apart. */
+/**
+ * Messages as they arrive, and `waitFor(count)`: resolves with the first `count` once that many came, rejects after
+ * `timeoutMs` saying how many did.
+ */
+export function inbox<T>() {
+  const messages: T[] = [];
+  const waiters: (() => void)[] = [];
+  const push = (message?: T) => {
+    if (message !== undefined) messages.push(message);
+    for (const w of waiters.splice(0)) w();
+  };
+  const waitFor = (count: number, timeoutMs = 20_000) =>
+    new Promise<T[]>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${messages.length} of ${count} messages within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const check = () => {
+        if (messages.length >= count) {
+          clearTimeout(timer);
+          resolve(messages.slice(0, count));
+        } else waiters.push(check);
+      };
+      check();
+    });
+  return { messages, push, waitFor };
+}
+
 export interface SseMessage {
   id?: string;
   event: string;
@@ -79,9 +107,8 @@ export function sse(
   { paused = false } = {},
 ): SseClient {
   let response: http.IncomingMessage | undefined;
-  const messages: SseMessage[] = [];
+  const { messages, push, waitFor } = inbox<SseMessage>();
   const comments: string[] = [];
-  const waiters: (() => void)[] = [];
   let buffer = '';
   let resolveStatus: (status: number) => void = () => {};
   let resolveEnded: () => void = () => {};
@@ -119,26 +146,12 @@ export function sse(
         }
         if (isMessage) messages.push(message);
       }
-      for (const w of waiters.splice(0)) w();
+      push();
     });
     res.on('end', () => resolveEnded());
     res.on('close', () => resolveEnded());
   });
   req.on('error', () => resolveEnded());
-  const waitFor = (count: number, timeoutMs = 20_000) =>
-    new Promise<SseMessage[]>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`${messages.length} of ${count} events within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      const check = () => {
-        if (messages.length >= count) {
-          clearTimeout(timer);
-          resolve(messages.slice(0, count));
-        } else waiters.push(check);
-      };
-      check();
-    });
   const resume = () => response?.resume();
   return { status, messages, comments, waitFor, ended, resume, close: () => req.destroy() };
 }
