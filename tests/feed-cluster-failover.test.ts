@@ -1,14 +1,9 @@
-// The change feed across a Redis Cluster failover: the promoted replica owns the same slots, hence the same stream.
-import type { AddressInfo } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { loadConfig } from '../src/config';
-import { type Listener, listen } from '../src/http/server';
-import { createLogger } from '../src/observability/logger';
-import { createService, type Service } from '../src/service';
-import { contract } from './support/app';
-import { type SseClient, sse } from './support/feed';
+import type { Listener } from '../src/http/server';
+import type { Service } from '../src/service';
+import { clusterFeedService, type SseClient, sse } from './support/feed';
 import { testPrefix } from './support/keys';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
 import { LOOPBACK, type RedisServer, startRedisServer } from './support/redis-server';
@@ -48,18 +43,7 @@ beforeAll(async () => {
   await until('the replica is in sync', async () =>
     String(await replicaClient.info('replication')).includes('master_link_status:up'),
   );
-  const config = loadConfig({
-    SVC_REDIS_URL: 'redis://127.0.0.1:6379',
-    SVC_REDIS_CLUSTER_NODES: cluster.nodes,
-    SVC_KEY_PREFIX: prefix,
-    SVC_RATE_LIMIT_ENABLED: 'false',
-    SVC_PROTECTED_MODE: 'false',
-    SVC_CHANGES_ENABLED: 'true',
-  });
-  service = createService(config, { logger: createLogger(config.log, true), contract: contract() });
-  await service.connect({ waitForLimiter: true });
-  listener = await listen(service.data, service.context, 0, LOOPBACK);
-  base = `http://${LOOPBACK}:${(listener.server.address() as AddressInfo).port}`;
+  ({ service, listener, base } = await clusterFeedService(cluster.nodes, prefix));
 }, 90_000);
 
 afterAll(async () => {

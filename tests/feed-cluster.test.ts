@@ -1,21 +1,16 @@
-// The change feed on a 3-master Redis Cluster: a stream per master, each event appended by its write's script; read
-// back by long-poll and SSE with a cursor of one position per stream; and the Redis behaviours the design rests on.
-import type { AddressInfo } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster } from 'ioredis';
 import request from 'supertest';
 import WebSocket from 'ws';
 import { flush } from '../src/admin/redis';
-import { loadConfig } from '../src/config';
+import type { Config } from '../src/config';
 import { toEvent } from '../src/feed/event';
-import { type Listener, listen } from '../src/http/server';
-import { createLogger } from '../src/observability/logger';
+import type { Listener } from '../src/http/server';
 import { createRedis, type RedisClient } from '../src/redis/client';
 import { ClusterStreams, tagForSlot } from '../src/redis/feed-streams';
 import { createKeyspace } from '../src/redis/keys';
-import { createService, type Service } from '../src/service';
-import { contract } from './support/app';
-import { type SseClient, sse } from './support/feed';
+import type { Service } from '../src/service';
+import { clusterFeedService, type SseClient, sse } from './support/feed';
 import { cleanup, testPrefix } from './support/keys';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
 
@@ -31,19 +26,10 @@ const { changesIn } = createKeyspace(prefix);
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
-  const config = loadConfig({
-    SVC_REDIS_URL: 'redis://127.0.0.1:6379',
-    SVC_REDIS_CLUSTER_NODES: cluster.nodes,
-    SVC_KEY_PREFIX: prefix,
-    SVC_RATE_LIMIT_ENABLED: 'false',
-    SVC_PROTECTED_MODE: 'false',
-    SVC_CHANGES_ENABLED: 'true',
+  let config: Config;
+  ({ config, service, listener, base } = await clusterFeedService(cluster.nodes, prefix, {
     SVC_CHANGES_HEARTBEAT_MS: '200',
-  });
-  service = createService(config, { logger: createLogger(config.log, true), contract: contract() });
-  await service.connect({ waitForLimiter: true });
-  listener = await listen(service.data, service.context, 0, '127.0.0.1');
-  base = `http://127.0.0.1:${(listener.server.address() as AddressInfo).port}`;
+  }));
   scripts = createRedis(config);
   await scripts.connect();
   raw = new Cluster(

@@ -1,9 +1,14 @@
 // Apps with the change feed on, each test file on a Redis database of its own (the stream is one per database).
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
+import { type Config, loadConfig } from '../../src/config';
 import { type ChangeEvent, toEvent } from '../../src/feed/event';
+import { type Listener, listen } from '../../src/http/server';
+import { createLogger } from '../../src/observability/logger';
 import { createKeyspace } from '../../src/redis/keys';
-import { type TestApp, testApp } from './app';
+import { createService, type Service } from '../../src/service';
+import { contract, type TestApp, testApp } from './app';
 import { cleanup } from './keys';
 
 /** The feed's stream key of an app (one per key prefix). */
@@ -78,6 +83,28 @@ export function inbox<T>() {
       check();
     });
   return { messages, push, waitFor };
+}
+
+/** A service with the change feed on, on the Redis Cluster of `nodes`, listening on a free loopback port. */
+export async function clusterFeedService(
+  nodes: string,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<{ config: Config; service: Service; listener: Listener; base: string }> {
+  const config = loadConfig({
+    SVC_REDIS_URL: 'redis://127.0.0.1:6379',
+    SVC_REDIS_CLUSTER_NODES: nodes,
+    SVC_KEY_PREFIX: prefix,
+    SVC_RATE_LIMIT_ENABLED: 'false',
+    SVC_PROTECTED_MODE: 'false',
+    SVC_CHANGES_ENABLED: 'true',
+    ...env,
+  });
+  const service = createService(config, { logger: createLogger(config.log, true), contract: contract() });
+  await service.connect({ waitForLimiter: true });
+  const listener = await listen(service.data, service.context, 0, '127.0.0.1');
+  const base = `http://127.0.0.1:${(listener.server.address() as AddressInfo).port}`;
+  return { config, service, listener, base };
 }
 
 export interface SseMessage {
