@@ -1,0 +1,140 @@
+// How one Redis call is sent: where operations run (Store), the service's own deadline, the durable writer and
+// the failover fence for writes, and on a Cluster with the change feed the stream a write script appends to.
+import { ApiError, REDIS_RETRY_AFTER } from '../errors';
+import { FEED_SCRIPTS, type RedisClient, type Reply } from '../redis/client';
+import type { DurableWriter } from '../redis/durable';
+import type { Fence } from '../redis/failover-fence';
+import type { ClusterStreams } from '../redis/feed-streams';
+import type { Keyspace } from '../redis/keys';
+import type { WaiterPool } from '../redis/waiters';
+import type { Command } from './op';
+
+/** Where operations run, and how long Redis may take to answer them. */
+export interface Store {
+  readonly redis: RedisClient;
+  readonly keyspace: Keyspace;
+  /**
+   * A call not answered within this many milliseconds of being issued fails (503). ioredis's own command timeout
+   * starts only when the auto-pipeline that holds the command is sent, which under load is after the previous
+   * pipeline's answer (or timeout): a hung Redis would take up to two timeouts to be noticed.
+   */
+  readonly deadlineMs: number;
+  /** With SVC_REDIS_WAIT_REPLICAS > 0: sends writes and has replicas confirm them before they are acknowledged. */
+  readonly durable?: DurableWriter;
+  /** Behind Sentinel: closed while a failover is under way, when writes are refused rather than risked. */
+  readonly fence?: Fence;
+  /** The connections of blocking commands (a list pop's `wait`); without it such a wait answers 503. */
+  readonly waiters?: WaiterPool;
+  /**
+   * With the change feed on, its stream: what a write outside our scripts (a list's blocking pop) appends its
+   * event to. Every other write appends it inside its script (typed.lua's `changed`).
+   */
+  readonly changes?: { readonly key: string; readonly maxlen: number };
+  /** On a Cluster with the change feed on: each master's stream, appended to every writing script call. */
+  readonly streams?: ClusterStreams;
+}
+
+type Invoke = (...args: unknown[]) => Promise<unknown>;
+export function argv(store: Store, c: Command): (string | number)[] {
+  const keys = c.keys.map(store.keyspace.user);
+  if (!store.streams || !FEED_SCRIPTS.has(c.name)) return [...keys, ...c.args];
+  return [...keys, ...c.args, streamOf(store.streams, keys[0] as string)];
+}
+
+/** The stream of the master holding `redisKey` (Cluster): 503 until ioredis has loaded the slot map. */
+export function streamOf(streams: ClusterStreams, redisKey: string): string {
+  const stream = streams.forKey(redisKey);
+  if (stream === '') {
+    throw new ApiError('service_unavailable', 'The Redis Cluster slot map is not loaded yet; retry shortly', {
+      retryAfter: REDIS_RETRY_AFTER,
+    });
+  }
+  return stream;
+}
+
+/** Rejects with ioredis's own timeout error (a 503) when `promise` has not settled within `ms`. */
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('Command timed out')), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+function call(store: Store, name: string, args: unknown[]): Promise<unknown> {
+  const fn = (store.redis as unknown as Record<string, Invoke>)[name];
+  if (!fn) throw new Error(`unknown Redis command ${name}`);
+  return withDeadline(fn.apply(store.redis, args), store.deadlineMs);
+}
+
+/**
+ * Sends one Redis call: a write through the durable writer when replicas must confirm it, anything else on the
+ * data connection. Resolves to its value or error, as a pipeline would answer it; a write that replicas did not
+ * confirm is a 503 (it reached the primary, so its outcome is unknown).
+ */
+async function send(
+  store: Store,
+  slot: number,
+  name: string,
+  args: unknown[],
+  writes: boolean,
+): Promise<Reply> {
+  const { durable } = store;
+  if (writes && store.fence?.closed) throw failingOver();
+  if (!(writes && durable)) return call(store, name, args).then(ok, failed);
+  const { reply, confirmed } = await withDeadline(durable.send(slot, name, args), durable.deadlineMs).catch(
+    (err: Error) => {
+      // Not answered in time: it may have reached the primary, and was certainly not confirmed.
+      throw err.message === 'Command timed out' ? unconfirmed(durable) : err;
+    },
+  );
+  if (!confirmed && reply[0] === null) throw unconfirmed(durable);
+  return reply;
+}
+
+/**
+ * `send`, and on a Cluster with the change feed on, once more when the script found the stream it was named on
+ * another node (FEED_ELSEWHERE: it wrote nothing), after reloading the slot map: the stream is named again from it.
+ */
+export async function sendScript(
+  store: Store,
+  slot: number,
+  name: string,
+  args: () => unknown[],
+  writes: boolean,
+): Promise<Reply> {
+  const reply = await send(store, slot, name, args(), writes);
+  if (!store.streams || !reply[0]?.message.startsWith('FEED_ELSEWHERE')) return reply;
+  await store.streams.reload();
+  return send(store, slot, name, args(), writes);
+}
+
+export const ok = (value: unknown): Reply => [null, value];
+export const failed = (err: Error): Reply => [err, null];
+
+export function failingOver(): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    'The data store is failing over to a new primary; retry shortly',
+    {
+      retryAfter: REDIS_RETRY_AFTER,
+    },
+  );
+}
+
+export function unconfirmed(durable: DurableWriter): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    `The write reached the primary but ${durable.replicas} replica(s) did not confirm it within ` +
+      `${durable.waitTimeoutMs} ms: its outcome is unknown; retry it if it is idempotent`,
+    { retryAfter: REDIS_RETRY_AFTER },
+  );
+}
