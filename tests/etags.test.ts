@@ -185,6 +185,38 @@ describe('what requests pay', () => {
     await t.raw.hset(raw('field-read'), 'a', '1');
     expect((await api().get('/store/hash/field-read/field/a')).headers.etag).toBeUndefined();
   });
+
+  test.each([
+    ['list', (key: string) => t.raw.rpush(key, ...Array.from({ length: 1001 }, (_, i) => `v${i}`))],
+    [
+      'zset',
+      (key: string) => t.raw.zadd(key, ...Array.from({ length: 1001 }, (_, i) => [i, `m${i}`]).flat()),
+    ],
+  ])(
+    'when a page of a %s of more than 1,000 elements is read, then no ETag unless If-None-Match asks (its digest reads the whole key)',
+    async (name, fill) => {
+      await fill(raw(`big-${name}`));
+      const plain = await api().get(`/store/${name}/big-${name}`);
+      expect(plain.status).toBe(200);
+      expect(plain.headers.etag).toBeUndefined();
+      const asked = await api().get(`/store/${name}/big-${name}`).set('If-None-Match', '"0"');
+      expect(asked.headers.etag).toMatch(ETAG);
+      const again = await api()
+        .get(`/store/${name}/big-${name}`)
+        .set('If-None-Match', asked.headers.etag as string);
+      expect(again.status).toBe(304);
+      // A conditional write still checks it, and answers the new one.
+      const write =
+        name === 'list'
+          ? api()
+              .post(`/store/list/big-list/push`)
+              .send({ values: ['x'] })
+          : api().post(`/store/zset/big-zset/member/x`).send({ score: 1 });
+      const written = await write.set('If-Match', asked.headers.etag as string);
+      expect([200, 201]).toContain(written.status);
+      expect(written.headers.etag).toMatch(ETAG);
+    },
+  );
 });
 
 describe('a read-modify-write loop', () => {

@@ -108,7 +108,8 @@ export function defineFamily<
           const item = (input: BatchItem) => {
             const ifMatch = input.if_match as string | undefined;
             const answer = ifMatch !== undefined || name === wholeRead;
-            return withEtag(build(input), { match: ifMatchCondition(ifMatch), answer });
+            const bounded = ifMatch === undefined;
+            return withEtag(build(input), { match: ifMatchCondition(ifMatch), answer, bounded });
           };
           return [type, item];
         }),
@@ -128,7 +129,7 @@ function routeEtag(
   wholeRead: boolean,
   ownIfMatchStar: true | undefined,
 ): EtagRequest {
-  if (!writes) return { match: '', answer: wholeRead };
+  if (!writes) return { match: '', answer: wholeRead, bounded: headers['if-none-match'] === undefined };
   const ifMatch = headers['if-match'];
   const answer = ifMatch !== undefined || headers['if-none-match'] !== undefined;
   if (!answer) return { match: '', answer };

@@ -10,6 +10,11 @@ import type { Command, Op } from './op';
 export interface EtagRequest {
   readonly match: string;
   readonly answer: boolean;
+  /**
+   * With `answer`: not for a list or sorted set of more than 1,000 elements (typed.lua's ETAG_MAX_ELEMENTS), whose
+   * digest would cost a page read the whole key. A whole-key read is bounded unless the client sent If-None-Match.
+   */
+  readonly bounded?: boolean;
 }
 
 /** The entity-tags of a list (the contract checked its syntax), each with its `W/` when weak: left to right. */
@@ -56,7 +61,7 @@ function target(op: Op): number {
  * `op`'s own, with `etag` (quoted) when the key exists. An operation asking nothing is left as it is; one that
  * cannot be wrapped answers no ETag and refuses a precondition (400 rather than a condition ignored).
  */
-export function withEtag(op: Op, { match, answer }: EtagRequest): Op {
+export function withEtag(op: Op, { match, answer, bounded }: EtagRequest): Op {
   if (match === '' && !answer) return op;
   const index = target(op);
   const command = op.commands[index];
@@ -65,7 +70,7 @@ export function withEtag(op: Op, { match, answer }: EtagRequest): Op {
     return op;
   }
   const commands = [...op.commands];
-  const args = [`${KIND[command.name]}${answer ? '1' : '0'}${match}`, ...command.args];
+  const args = [`${KIND[command.name]}${answer ? (bounded ? '2' : '1') : '0'}${match}`, ...command.args];
   commands[index] = { name: 'typedEtag', keys: command.keys, args };
   // Spread: an operation's other members (a list pop's whenEmpty) stay as they are.
   return {

@@ -173,9 +173,19 @@ local function delete_any(key)
 end
 local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = delete_any}
 
+-- A page read of a list or sorted set (answer '2') answers the ETag only up to this many elements: its digest
+-- reads the whole key, which a page of a big key must not pay on every read (the client can ask: answer '1').
+local ETAG_MAX_ELEMENTS = 1000
+local ETAG_SIZE = {list = 'LLEN', zset = 'ZCARD'}
+local function etag_bounded(key, actual)
+  local size = ETAG_SIZE[actual]
+  return size == nil or redis.call(size, key) <= ETAG_MAX_ELEMENTS
+end
+
 -- Runs typed_read ('r'), typed_write ('w'), typed_incr ('i') or a DEL ('d') under an If-Match precondition,
 -- answering the ETag.
--- argv[1]  which of the three, then '1' to answer the key's ETag after the operation or '0' not, then the
+-- argv[1]  which of the three, then '1' to answer the key's ETag after the operation, '2' to answer it unless the
+--          key is a list or sorted set of more than ETAG_MAX_ELEMENTS, or '0' not, then the
 --          precondition: '' none, '*' or '=' + entity-tags (see etag_matches); e.g. 'r1', 'w1="3a..","b7.."'.
 --          One argument rather than three: the client's cost grows with the number of arguments.
 -- argv[2..] the operation's own arguments (argv[2] is the expected type; '*' any, for 'd')
@@ -197,12 +207,12 @@ local function typed_etag(key, argv)
   local reply = run(key, inner)
   if type(reply) == 'table' and reply.err then return reply end
   local tag = false
-  if answer == '1' and typed then
+  if answer ~= '0' and typed then
     -- A read changes nothing (and a whole-string read has the value in hand: no second GET).
     local value, now = nil, actual
     if kind ~= 'r' then now = redis.call('TYPE', key)['ok'] end
     if kind == 'r' and expected == 'string' and inner[2] == 'GET' and reply then value = reply[1] end
-    tag = etag_of(key, now, value) or false
+    if answer == '1' or etag_bounded(key, now) then tag = etag_of(key, now, value) or false end
   end
   if reply == nil then reply = false end
   return {reply, tag}
