@@ -85,8 +85,13 @@ describe('a long-poll', () => {
     expect(none.next).not.toBe(next);
   });
 
-  test('when since is not an event id, then 400 invalid_request', async () => {
-    const res = await changes({ since: 'yesterday' });
+  test.each([
+    'yesterday',
+    '99999999999999999999-0',
+    '1795374145810-99999999999999999999',
+    '18446744073709551615-18446744073709551615',
+  ])('when since is %s, not an event id Redis can read after, then 400 invalid_request', async (since) => {
+    const res = await changes({ since });
     expect([res.status, res.body.error]).toEqual([400, 'invalid_request']);
   });
 });

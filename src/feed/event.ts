@@ -39,11 +39,21 @@ const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
 /** Digits without leading zeros ('0' stays), so that ids compare by length, then text. */
 const canonical = (digits: string) => digits.replace(/^0+(?=\d)/, '');
 
-/** A stream id ('1700000000000-0'; a bare millisecond count means its '-0'), or undefined when it is not one. */
+/** Each part of a stream id is an unsigned 64-bit number; Redis refuses a larger one ("Invalid stream ID"). */
+const MAX_PART = '18446744073709551615';
+
+/**
+ * A stream id ('1700000000000-0'; a bare millisecond count means its '-0'), or undefined when it is not one. The
+ * largest id is not one either: reading after it (an exclusive range) is refused by Redis.
+ */
 export function parseId(text: string): string | undefined {
-  if (/^\d{1,20}$/.test(text)) return `${canonical(text)}-0`;
-  const m = STREAM_ID.exec(text);
-  return m ? `${canonical(m[1] as string)}-${canonical(m[2] as string)}` : undefined;
+  const m = /^\d{1,20}$/.test(text) ? [text, text, '0'] : STREAM_ID.exec(text);
+  if (!m) return undefined;
+  const ms = canonical(m[1] as string);
+  const seq = canonical(m[2] as string);
+  if (compareDigits(ms, MAX_PART) > 0 || compareDigits(seq, MAX_PART) > 0) return undefined;
+  if (ms === MAX_PART && seq === MAX_PART) return undefined;
+  return `${ms}-${seq}`;
 }
 
 /** Orders two decimal numbers without leading zeros: by length, then by text (no BigInt on the fan-out path). */
