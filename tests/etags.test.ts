@@ -219,6 +219,30 @@ describe('what requests pay', () => {
   );
 });
 
+describe('a precondition a write does not implement', () => {
+  test.each([
+    ['post', '/store/string/inm-counter/incr'],
+    ['post', '/store/hash/inm-hash/field/f/incr'],
+    ['post', '/store/zset/inm-zset/member/m/incr'],
+    ['delete', '/store/string/inm-counter'],
+    ['post', '/store/string/inm-counter/expire'],
+  ] as const)(
+    'when %s %s gets If-None-Match, then 400 and nothing changes (never silently unconditional)',
+    async (method, path) => {
+      await t.raw.set(raw('inm-counter'), '5');
+      const res = await api()
+        [method](path)
+        .set('If-None-Match', '*')
+        .send(path.endsWith('expire') ? { ttl: 60 } : {});
+      expect([res.status, res.body.error]).toEqual([400, 'invalid_request']);
+      expect(res.body.message).toContain('does not take if-none-match');
+      expect(await t.raw.get(raw('inm-counter'))).toBe('5');
+      expect(await t.raw.ttl(raw('inm-counter'))).toBe(-1);
+      expect(await t.raw.exists(raw('inm-hash'), raw('inm-zset'))).toBe(0);
+    },
+  );
+});
+
 describe('a read-modify-write loop', () => {
   /** Reads the hash, adds 1 to field n, writes it back under If-Match; retries on 412. Bounded in time. */
   async function increments(count: number, deadline: number): Promise<{ done: number; conflicts: number }> {

@@ -116,6 +116,12 @@ export class Contract {
       .map((p) => p.name);
     const validateFn = this.ajv.compile(schema);
     const held = this.track(validateFn);
+    // A write must not ignore a precondition it does not implement (RFC 9110 §13.2.1): a 400 rather than an
+    // unconditional write the client believed conditional.
+    const refused =
+      method === 'get'
+        ? []
+        : CONDITIONS.filter((h) => !parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === h));
     const { ajv, rules } = this;
     return {
       id: op.operationId as string,
@@ -124,6 +130,10 @@ export class Contract {
       permission: (op['x-permission'] as Permission) ?? 'admin',
       hasBody: Boolean(bodySchema),
       validate(input) {
+        for (const header of refused) {
+          if ((input.headers as Record<string, unknown>)[header] !== undefined)
+            throw new ApiError('invalid_request', `${method.toUpperCase()} ${path} does not take ${header}`);
+        }
         input.query = toIntegers(input.query ?? {}, integers);
         try {
           if (!validateFn(input))
@@ -271,6 +281,9 @@ function describe(path: string): { where: string; index?: number } {
   const where = parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('');
   return { where, index: opIndex };
 }
+
+/** The conditional request headers a write either implements (declared in its parameters) or refuses. */
+const CONDITIONS = ['if-match', 'if-none-match'] as const;
 
 function validationError(e: ErrorObject, ajv: Ajv2020, rules: Rules): ApiError {
   const type = errorTypeOf(e, ajv);
