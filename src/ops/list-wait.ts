@@ -13,9 +13,10 @@ export interface WaitInput {
 
 /**
  * The change event of a blocking pop, the one write that runs outside our scripts (BLMPOP cannot run in one):
- * appended right after the pop, before the answer. The exception to "in the same atomic step": if Redis fails
- * between the two (the connection lost at that very instant), the items are still answered (they are the client's
- * now: a 503 would lose them), without their event.
+ * appended right after the pop, before replicas are waited for and before the answer. The exception to "in the
+ * same atomic step": if Redis fails between the two (the connection lost at that very instant), the items are
+ * still answered (they are the client's now: a 503 would lose them), without their event; and a write to the list
+ * by another client in between may come before it in the feed.
  */
 async function popped(store: Store, key: string): Promise<void> {
   const { changes } = store;
@@ -52,13 +53,13 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
         command,
         (redisKey) => [wait, 1, redisKey, direction, 'COUNT', count],
         wait * 1000,
+        () => popped(store, key),
       );
       reusable = true;
       // [key, [values...]], or null when the wait ended with the list still empty.
       if (reply === null) {
         throw new ApiError('not_found', `Key '${key}' does not exist (the list stayed empty for ${wait} s)`);
       }
-      await popped(store, key);
       return { status: 200, body: { success: true, values: (reply as [string, string[]])[1] } };
     } finally {
       abandoned.removeEventListener('abort', leave);

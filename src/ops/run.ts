@@ -87,6 +87,8 @@ export async function runBlocking(
   command: Command,
   args: (redisKey: string) => (string | number)[],
   waitMs: number,
+  /** Told of a non-null reply before replicas are waited for (a pop's change event: the items are gone either way). */
+  done: () => Promise<void> = async () => {},
 ): Promise<unknown> {
   if (store.fence?.closed) throw failingOver();
   const redisKey = store.keyspace.user(command.keys[0] ?? '');
@@ -95,6 +97,7 @@ export async function runBlocking(
     waitMs + store.deadlineMs,
   ).then(ok, failed);
   if (err) throw replyError(err, command);
+  if (value !== null) await done();
   const { durable } = store;
   // A write that replicas must confirm: WAIT on the same connection, as the durable writer does (a Cluster
   // client would send WAIT to any node; there the pop is acknowledged by its primary alone).
