@@ -11,7 +11,7 @@ export interface EtagRequest {
   readonly match: string;
   readonly answer: boolean;
   /**
-   * With `answer`: not for a list or sorted set of more than 1,000 elements (typed.lua's ETAG_MAX_ELEMENTS), whose
+   * With `answer`: not for a list or sorted set of more than 128 elements (typed.lua's ETAG_MAX_ELEMENTS), whose
    * digest would cost a page read the whole key. A whole-key read is bounded unless the client sent If-None-Match.
    */
   readonly bounded?: boolean;
