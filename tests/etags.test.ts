@@ -170,15 +170,26 @@ describe('If-Match: *', () => {
 });
 
 describe('what requests pay', () => {
-  test('when a write carries no condition, then it answers no ETag (computing one reads the whole key)', async () => {
+  test('when a write carries no condition, then it answers the new ETag if the key is small, none for a big one (computing it reads the whole key)', async () => {
     const res = await api().post('/store/string/plain').send({ value: 'v' });
     expect(res.status).toBe(201);
-    expect(res.headers.etag).toBeUndefined();
-    const created = await api()
-      .post('/store/string/plain-new')
-      .set('If-None-Match', '*')
-      .send({ value: 'v' });
-    expect(created.headers.etag).toBe((await api().get('/store/string/plain-new')).headers.etag);
+    expect(res.headers.etag).toBe((await api().get('/store/string/plain')).headers.etag);
+    const field = await api().post('/store/hash/plain-hash/field/f').send({ value: 'v' });
+    expect(field.headers.etag).toBe((await api().get('/store/hash/plain-hash')).headers.etag);
+    const big = await api()
+      .post('/store/string/plain-big')
+      .send({ value: 'x'.repeat(16385) });
+    expect(big.status).toBe(201);
+    expect(big.headers.etag).toBeUndefined();
+    await t.raw.hset(raw('plain-big-hash'), ...Array.from({ length: 129 }, (_, i) => [`f${i}`, 'v']).flat());
+    const bigField = await api().post('/store/hash/plain-big-hash/field/f').send({ value: 'w' });
+    expect(bigField.headers.etag).toBeUndefined();
+    // Asked for (a conditional write), it is answered whatever the size.
+    const asked = await api()
+      .post('/store/hash/plain-big-hash/field/f')
+      .set('If-Match', '*')
+      .send({ value: 'z' });
+    expect(asked.headers.etag).toBe((await api().get('/store/hash/plain-big-hash')).headers.etag);
   });
 
   test('when a field is read, then no ETag is computed or sent', async () => {

@@ -108,7 +108,7 @@ export function defineFamily<
           const item = (input: BatchItem) => {
             const ifMatch = input.if_match as string | undefined;
             const answer = ifMatch !== undefined || name === wholeRead;
-            const bounded = ifMatch === undefined;
+            const bounded = ifMatch === undefined ? 'pages' : undefined;
             return withEtag(build(input), { match: ifMatchCondition(ifMatch), answer, bounded });
           };
           return [type, item];
@@ -121,7 +121,8 @@ export function defineFamily<
 
 /**
  * What a route's request asks of the key's ETag: a whole-key read answers it; a write with If-Match is checked
- * against it, and a conditional write (If-Match, If-None-Match) answers the new one. Other requests pay nothing.
+ * against it; a write answers the new one (unasked, only when the key is small: see EtagRequest.bounded). Field
+ * and other partial reads pay nothing.
  */
 function routeEtag(
   headers: RequestInput['headers'],
@@ -129,9 +130,11 @@ function routeEtag(
   wholeRead: boolean,
   ownIfMatchStar: true | undefined,
 ): EtagRequest {
-  if (!writes) return { match: '', answer: wholeRead, bounded: headers['if-none-match'] === undefined };
+  if (!writes)
+    return { match: '', answer: wholeRead, bounded: headers['if-none-match'] ? undefined : 'pages' };
   const ifMatch = headers['if-match'];
-  const answer = ifMatch !== undefined || headers['if-none-match'] !== undefined;
-  if (!answer) return { match: '', answer };
-  return { match: ownIfMatchStar && ifMatch === '*' ? '' : ifMatchCondition(ifMatch), answer };
+  // An unconditional write answers the new ETag too, when the key is small enough for that to be cheap.
+  if (ifMatch === undefined && headers['if-none-match'] === undefined)
+    return { match: '', answer: true, bounded: 'all' };
+  return { match: ownIfMatchStar && ifMatch === '*' ? '' : ifMatchCondition(ifMatch), answer: true };
 }

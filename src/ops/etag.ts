@@ -11,10 +11,11 @@ export interface EtagRequest {
   readonly match: string;
   readonly answer: boolean;
   /**
-   * With `answer`: not for a list or sorted set of more than 128 elements (typed.lua's ETAG_MAX_ELEMENTS), whose
-   * digest would cost a page read the whole key. A whole-key read is bounded unless the client sent If-None-Match.
+   * With `answer`, only when cheap (typed.lua's etag_bounded), as the digest reads the whole key: 'pages' for a
+   * whole-key read (not a list or sorted set of more than 128 elements), 'all' for an unconditional write (no
+   * collection of more than 128 elements, no string over 16 KiB). Unset: always (the client asked for it).
    */
-  readonly bounded?: boolean;
+  readonly bounded?: 'pages' | 'all';
 }
 
 /** The entity-tags of a list (the contract checked its syntax), each with its `W/` when weak: left to right. */
@@ -36,6 +37,9 @@ export function noneMatch(header: string, etag: string): boolean {
 }
 
 const KIND: Record<string, 'r' | 'w' | 'i'> = { typedRead: 'r', typedWrite: 'w', typedIncr: 'i' };
+
+/** typed_etag's answer codes. */
+const ANSWER = { asked: '1', pages: '2', all: '3' } as const;
 
 /** The ETag command's arguments before the wrapped command's own: kind, answer and precondition in one. */
 export const ETAG_ARGS = 1;
@@ -70,7 +74,7 @@ export function withEtag(op: Op, { match, answer, bounded }: EtagRequest): Op {
     return op;
   }
   const commands = [...op.commands];
-  const args = [`${KIND[command.name]}${answer ? (bounded ? '2' : '1') : '0'}${match}`, ...command.args];
+  const args = [`${KIND[command.name]}${answer ? ANSWER[bounded ?? 'asked'] : '0'}${match}`, ...command.args];
   commands[index] = { name: 'typedEtag', keys: command.keys, args };
   // Spread: an operation's other members (a list pop's whenEmpty) stay as they are.
   return {
