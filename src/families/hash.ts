@@ -3,7 +3,7 @@ import type { RequestInput } from '../http/contract';
 import type { IncrInput } from '../ops/counters';
 import { type HashSetInput, hashOps } from '../ops/hashes';
 import { defineFamily, type Family } from './family';
-import { ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+import { bodyKey, ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
 
 const pathField = (input: RequestInput) => ({ ...pathKey(input), field: input.params.field as string });
 
@@ -31,7 +31,7 @@ export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
       method: 'post',
       path: '/{key}',
       op: 'set',
-      input: (i) => ({ ...(i.body as Omit<HashSetInput, 'key'>), ...pathKey(i), ifAbsent: ifAbsent(i) }),
+      input: (i) => ({ ...bodyKey<HashSetInput>(i), ifAbsent: ifAbsent(i) }),
     },
     { method: 'get', path: '/{key}/field/{field}', op: 'getField', input: pathField },
     {

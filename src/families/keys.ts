@@ -4,6 +4,8 @@ import type { keyOps } from '../ops/keys';
 import type { FamilyRoute } from './family';
 
 export const pathKey = (input: RequestInput) => ({ key: input.params.key as string });
+/** A JSON body's fields with the path's key: the input of a write that takes its options in the body. */
+export const bodyKey = <T>(input: RequestInput) => ({ ...(input.body as Omit<T, 'key'>), ...pathKey(input) });
 /** `If-None-Match: *` makes a create conditional: nothing is written when the key (field, member) exists. */
 export const ifAbsent = (input: RequestInput) => input.headers['if-none-match'] === '*';
 /** `If-Match: *` makes a field or member delete insist that there is something to delete. */

@@ -3,10 +3,9 @@ import type { RequestInput } from '../http/contract';
 import type { PopInput, PushInput, RemoveInput, TrimInput } from '../ops/lists';
 import { listOps } from '../ops/lists';
 import { defineFamily, type Family } from './family';
-import { ifAbsent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+import { bodyKey, ifAbsent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
 
 const pathIndex = (input: RequestInput) => ({ ...pathKey(input), index: input.params.index as string });
-const body = <T>(input: RequestInput) => ({ ...(input.body as Omit<T, 'key'>), ...pathKey(input) });
 
 // Annotated, so that the type unions derived from the list of families never wait on the ops' inferred types.
 export const lists: Family<'list', 'list', 'LLEN'> = defineFamily({
@@ -37,9 +36,9 @@ export const lists: Family<'list', 'list', 'LLEN'> = defineFamily({
       method: 'post',
       path: '/{key}/push',
       op: 'push',
-      input: (i) => ({ ...body<PushInput>(i), ifAbsent: ifAbsent(i) }),
+      input: (i) => ({ ...bodyKey<PushInput>(i), ifAbsent: ifAbsent(i) }),
     },
-    { method: 'post', path: '/{key}/pop', op: 'pop', input: (i) => body<PopInput>(i) },
+    { method: 'post', path: '/{key}/pop', op: 'pop', input: (i) => bodyKey<PopInput>(i) },
     { method: 'get', path: '/{key}/length', op: 'length', input: pathKey },
     { method: 'get', path: '/{key}/index/{index}', op: 'index', input: pathIndex },
     {
@@ -48,8 +47,8 @@ export const lists: Family<'list', 'list', 'LLEN'> = defineFamily({
       op: 'setIndex',
       input: (i) => ({ ...pathIndex(i), value: i.body.value as string }),
     },
-    { method: 'post', path: '/{key}/trim', op: 'trim', input: (i) => body<TrimInput>(i) },
-    { method: 'post', path: '/{key}/remove', op: 'remove', input: (i) => body<RemoveInput>(i) },
+    { method: 'post', path: '/{key}/trim', op: 'trim', input: (i) => bodyKey<TrimInput>(i) },
+    { method: 'post', path: '/{key}/remove', op: 'remove', input: (i) => bodyKey<RemoveInput>(i) },
     { method: 'get', path: '/{key}/exists', op: 'exists', input: pathKey },
     ...KEY_ROUTES,
   ],

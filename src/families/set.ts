@@ -2,7 +2,7 @@
 import type { RequestInput } from '../http/contract';
 import { type AlgebraInput, type SetAddInput, setOps } from '../ops/sets';
 import { defineFamily, type Family } from './family';
-import { ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+import { bodyKey, ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
 
 const pathMember = (input: RequestInput) => ({ ...pathKey(input), member: input.params.member as string });
 const algebraKeys = (input: RequestInput) => input.body as unknown as AlgebraInput;
@@ -34,7 +34,7 @@ export const sets: Family<'set', 'set', 'SCARD'> = defineFamily({
       method: 'post',
       path: '/{key}',
       op: 'add',
-      input: (i) => ({ ...(i.body as Omit<SetAddInput, 'key'>), ...pathKey(i), ifAbsent: ifAbsent(i) }),
+      input: (i) => ({ ...bodyKey<SetAddInput>(i), ifAbsent: ifAbsent(i) }),
     },
     {
       method: 'post',

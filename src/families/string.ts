@@ -3,7 +3,7 @@ import type { IncrInput } from '../ops/counters';
 import type { StringSetInput } from '../ops/strings';
 import { stringOps } from '../ops/strings';
 import { defineFamily, type Family } from './family';
-import { ifAbsent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+import { bodyKey, ifAbsent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
 
 // Annotated, so that the type unions derived from the list of families never wait on the ops' inferred types.
 export const strings: Family<'string', 'string', 'STRLEN'> = defineFamily({
@@ -19,13 +19,13 @@ export const strings: Family<'string', 'string', 'STRLEN'> = defineFamily({
       method: 'post',
       path: '/{key}',
       op: 'set',
-      input: (i) => ({ ...(i.body as Omit<StringSetInput, 'key'>), ...pathKey(i), ifAbsent: ifAbsent(i) }),
+      input: (i) => ({ ...bodyKey<StringSetInput>(i), ifAbsent: ifAbsent(i) }),
     },
     {
       method: 'post',
       path: '/{key}/incr',
       op: 'incr',
-      input: (i) => ({ ...(i.body as Omit<IncrInput, 'key'>), ...pathKey(i) }),
+      input: (i) => bodyKey<IncrInput>(i),
     },
     { method: 'get', path: '/{key}/exists', op: 'exists', input: pathKey },
     ...KEY_ROUTES,

@@ -2,7 +2,7 @@
 import type { RequestInput } from '../http/contract';
 import { type ZsetAddInput, zsetOps } from '../ops/zsets';
 import { defineFamily, type Family } from './family';
-import { ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+import { bodyKey, ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
 
 const pathMember = (input: RequestInput) => ({ ...pathKey(input), member: input.params.member as string });
 /** `rev` is the text "true" or "false" in a query string, a JSON boolean in a batch item. */
@@ -34,7 +34,7 @@ export const zsets: Family<'zset', 'zset', 'ZCARD'> = defineFamily({
       method: 'post',
       path: '/{key}',
       op: 'add',
-      input: (i) => ({ ...(i.body as Omit<ZsetAddInput, 'key'>), ...pathKey(i), ifAbsent: ifAbsent(i) }),
+      input: (i) => ({ ...bodyKey<ZsetAddInput>(i), ifAbsent: ifAbsent(i) }),
     },
     { method: 'get', path: '/{key}/range', op: 'range', input: (i) => ({ ...query(i), ...pathKey(i) }) },
     { method: 'get', path: '/{key}/member/{member}', op: 'score', input: pathMember },
