@@ -1,0 +1,64 @@
+// Plain JSON-tree helpers for the contract generator: deep merge, template names, refs, generator-only keys.
+
+export type Json = Record<string, unknown>;
+
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `over` merged into `base`: objects key by key (over's keys first win), anything else replaced by `over`. */
+export function merge(base: unknown, over: unknown): unknown {
+  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over;
+  const out: Json = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
+  return out;
+}
+
+/** Every `{{name}}` in every string (keys included) replaced by `names[name]`. */
+export function fill<T>(value: T, names: Record<string, string>): T {
+  const text = (s: string) =>
+    s.replace(/\{\{(\w+)\}\}/g, (_, n: string) => {
+      if (names[n] === undefined) throw new Error(`contract template: no value for {{${n}}}`);
+      return names[n];
+    });
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return text(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [text(k), walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
+}
+
+export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+export const refName = (value: unknown): string | undefined => {
+  const r = isObject(value) ? value.$ref : undefined;
+  return typeof r === 'string' ? r.split('/').pop() : undefined;
+};
+
+/** What a `#/components/...` ref (also one into a schema's properties) points to, followed until no ref is left. */
+export function resolve(doc: Json, value: unknown): Json {
+  let v = value;
+  for (let hops = 0; isObject(v) && typeof v.$ref === 'string'; hops++) {
+    if (hops > 20) throw new Error(`contract: ${v.$ref} refers in a circle`);
+    const target = (v.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<unknown>((node, part) => (isObject(node) ? node[part] : undefined), doc);
+    if (target === undefined) throw new Error(`contract: ${v.$ref} is not defined`);
+    v = target;
+  }
+  if (!isObject(v)) throw new Error('contract: expected an object');
+  return v;
+}
+
+/** Keys that only the generator reads: dropped from the served document. */
+const GENERATOR_KEYS = new Set(['x-batch', 'x-no-redis', 'x-family']);
+
+export function withoutGeneratorKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutGeneratorKeys);
+  if (!isObject(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !GENERATOR_KEYS.has(k))
+      .map(([k, v]) => [k, withoutGeneratorKeys(v)]),
+  );
+}
