@@ -16,7 +16,7 @@ export interface Setting {
   /** Where the value goes in Config, dotted ('redis.commandTimeoutMs'). */
   readonly path: string;
   readonly schema: SettingSchema;
-  /** One line for the README table. */
+  /** One line for the settings table of docs/configuration.md. */
   readonly description: string;
   /** Applied by a reload; without it a change is named as needing a restart. */
   readonly live?: true;

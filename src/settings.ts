@@ -17,7 +17,7 @@ const derivedPort = () => ({ type: 'integer', minimum: 0, maximum: 65535 }) as c
 const HOST_PORTS = { pattern: '^[^,:]+:\\d+(,[^,:]+:\\d+)*$' };
 
 /**
- * The order is Config's key order, which is the order reload names changes in and README lists settings in.
+ * The order is Config's key order, which is the order reload names changes in and docs/configuration.md lists settings in.
  * `info` is the field name `GET /store/admin/info` shows the value under (none: not shown); `secret` values
  * may hold credentials and are never shown; `live` settings apply on reload, the others need a restart.
  */
@@ -34,7 +34,7 @@ export const SETTINGS = {
     path: 'maxConnectionsPerIp',
     schema: int(256, 0),
     info: 'max_connections_per_ip',
-    description: 'open connections per client address and process (`0`: no cap); see below',
+    description: 'open connections per client address and process (`0`: no cap); see [guide](guide.md#errors)',
   },
   SVC_HEADERS_TIMEOUT_MS: {
     path: 'headersTimeoutMs',
@@ -218,13 +218,13 @@ export const SETTINGS = {
     schema: str(),
     live: true,
     secret: true,
-    description: 'API keys and Basic users, inline JSON; see above',
+    description: 'API keys and Basic users, inline JSON; see [operations](operations.md#credentials-and-rate-limits)',
   },
   SVC_API_KEYS_FILE: {
     path: 'auth.apiKeysFile',
     schema: str(),
     live: true,
-    description: 'API keys and Basic users, from this file; see above',
+    description: 'API keys and Basic users, from this file; see [operations](operations.md#credentials-and-rate-limits)',
   },
   SVC_JWT_SECRET: {
     path: 'auth.jwtSecret',

@@ -1,4 +1,4 @@
-// The settings table against everything built from it: the loader, info's fields, openapi.yaml, the README.
+// The settings table against everything built from it: the loader, info's fields, openapi.yaml, docs/configuration.md.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -101,10 +101,10 @@ describe('info', () => {
   });
 });
 
-test('when the README is read, then its configuration table is the one the settings table writes', () => {
-  const file = path.join(ROOT, 'README.md');
-  const readme = readFileSync(file, 'utf8');
-  // `npm run readme:settings` runs this test with UPDATE_README=1 to rewrite the table.
-  if (process.env.UPDATE_README === '1') writeFileSync(file, withSettingsTable(readme));
-  else expect(readme).toBe(withSettingsTable(readme));
+test('when docs/configuration.md is read, then its settings table is the one the settings table writes', () => {
+  const file = path.join(ROOT, 'docs', 'configuration.md');
+  const page = readFileSync(file, 'utf8');
+  // `npm run docs:settings` runs this test with UPDATE_DOCS=1 to rewrite the table.
+  if (process.env.UPDATE_DOCS === '1') writeFileSync(file, withSettingsTable(page));
+  else expect(page).toBe(withSettingsTable(page));
 });

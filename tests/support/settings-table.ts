@@ -1,8 +1,8 @@
-// The README's configuration table, written from the settings table (src/settings.ts).
+// docs/configuration.md's settings table, written from the settings table (src/settings.ts).
 import { SETTING_LIST } from '../../src/settings';
 
 export const TABLE_START =
-  '<!-- settings table: generated from src/settings.ts by `npm run readme:settings` -->';
+  '<!-- settings table: generated from src/settings.ts by `npm run docs:settings` -->';
 export const TABLE_END = '<!-- end of settings table -->';
 
 function defaultCell(schema: { default?: unknown }, defaultFrom?: string): string {
@@ -12,7 +12,7 @@ function defaultCell(schema: { default?: unknown }, defaultFrom?: string): strin
   return `\`${String(schema.default)}\``;
 }
 
-/** The Markdown table, columns padded so that the README reads as well as text as when rendered. */
+/** The Markdown table, columns padded so that the page reads as well as text as when rendered. */
 export function settingsTable(): string {
   const rows = SETTING_LIST.map(([name, s]) => [
     `\`${name}\``,
@@ -27,10 +27,10 @@ export function settingsTable(): string {
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
-/** `readme` with the text between the markers replaced by the current table. */
-export function withSettingsTable(readme: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error('README.md: settings table markers not found');
-  return `${readme.slice(0, start + TABLE_START.length)}\n${settingsTable()}\n${readme.slice(end)}`;
+/** `page` with the text between the markers replaced by the current table. */
+export function withSettingsTable(page: string): string {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error('docs/configuration.md: settings table markers not found');
+  return `${page.slice(0, start + TABLE_START.length)}\n${settingsTable()}\n${page.slice(end)}`;
 }
