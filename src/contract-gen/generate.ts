@@ -2,14 +2,25 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Document, isPair, isScalar, parse, visit } from 'yaml';
-import { ERROR_STATUS } from '../errors';
+import { ERROR_STATUS, type ErrorType } from '../errors';
 import { FAMILIES } from '../families';
 import type { Family } from '../families/family';
 import { KEY_BATCH } from '../families/keys';
-import type { Method, RequestInput } from '../http/contract';
+import type { Method, Permission, RequestInput } from '../http/contract';
 import { type BatchEntry, batchSchemas } from './batch';
 import { completeOperation, type OperationFacts, pathParameters, withStandardHeaders } from './operations';
-import { fill, isObject, type Json, merge, resolve, withoutGeneratorKeys } from './tree';
+import {
+  fill,
+  isObject,
+  type Json,
+  jsonBody,
+  merge,
+  refName,
+  resolve,
+  withJsonBodies,
+  withJsonPaths,
+  withoutGeneratorKeys,
+} from './tree';
 
 export const ROOT = path.join(__dirname, '..', '..');
 export const CONTRACT_DIR = path.join(ROOT, 'contract');
@@ -38,7 +49,23 @@ interface Fragment {
   components?: Record<string, Json>;
 }
 
-const read = (file: string): Json => parse(readFileSync(path.join(CONTRACT_DIR, file), 'utf8')) as Json;
+/** A fragment, its response and request bodies in full (fragments write them short, see jsonBody). */
+function read(file: string): Json {
+  const fragment = parse(readFileSync(path.join(CONTRACT_DIR, file), 'utf8')) as Json;
+  if (fragment.paths) fragment.paths = withJsonPaths(fragment.paths);
+  if (isObject(fragment.operations))
+    fragment.operations = Object.fromEntries(
+      Object.entries(fragment.operations).map(([k, op]) => [k, withJsonBodies(op)]),
+    );
+  if (isObject(fragment.batch)) fragment.batch = withJsonPaths({ batch: fragment.batch }).batch;
+  const components = fragment.components as Record<string, Json> | undefined;
+  for (const kind of ['responses', 'requestBodies']) {
+    const entries = components?.[kind];
+    if (components && entries)
+      components[kind] = Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, jsonBody(v)]));
+  }
+  return fragment;
+}
 
 /** The hand-written parts: every fragment's components, merged; a name written twice is an error. */
 function collectComponents(fragments: Record<string, Fragment>): Record<string, Json> {
@@ -139,7 +166,13 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
     if (!own && !template) throw new Error(`contract: ${route.method} ${route.path} is in no fragment`);
     const op = merge(template, own) as Json;
     const w = writes(doc, route.build, op, `${route.method.toUpperCase()} ${route.path}`);
-    item[route.method] = completeOperation(op, facts(route.path, { permission: w ? 'write' : 'read' }));
+    const pathParams = (item.parameters as Json[]) ?? [];
+    item[route.method] = completeOperation(
+      op,
+      facts(route.path, { permission: w ? 'write' : 'read' }),
+      doc,
+      pathParams,
+    );
     // The path item's parameters ({key}, {field}) are the operation's too.
     const operation = item[route.method] as Json;
     const parameters = [...((item.parameters as Json[]) ?? []), ...((operation.parameters as Json[]) ?? [])];
@@ -167,7 +200,7 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
 }
 
 /** The path items of a fragment that is no family (service, keys, changes, admin), completed. */
-function otherPaths(fragment: Fragment): Json {
+function otherPaths(doc: Json, fragment: Fragment): Json {
   const out: Json = {};
   for (const [p, item] of Object.entries(fragment.paths ?? {})) {
     const completed = withParameters(p, item);
@@ -175,19 +208,15 @@ function otherPaths(fragment: Fragment): Json {
       const op = completed[method] as Json | undefined;
       if (!op) continue;
       const store = p.startsWith('/store/');
-      const permission = !store
+      const permission: Permission | undefined = !store
         ? undefined
         : p.startsWith('/store/admin/')
           ? 'admin'
           : method === 'get'
             ? 'read'
             : 'write';
-      completed[method] = completeOperation(op, {
-        path: p,
-        tag: fragment.tag ?? 'service',
-        store,
-        permission,
-      });
+      const facts = { path: p, tag: fragment.tag ?? 'service', store, permission };
+      completed[method] = completeOperation(op, facts, doc, (completed.parameters as Json[]) ?? []);
     }
     out[p] = completed;
   }
@@ -211,6 +240,52 @@ function errorType(descriptions: Json): Json {
       description: descriptions[type],
     })),
   };
+}
+
+/** An example error body as the service writes it: its status from the error table, a timestamp, a request id. */
+function errorBody(example: unknown): unknown {
+  if (!isObject(example) || typeof example.error !== 'string') return example;
+  const { error, message, status, timestamp, request_id, ...rest } = example;
+  return {
+    error,
+    message,
+    status: status ?? ERROR_STATUS[error as ErrorType],
+    timestamp: timestamp ?? '2025-01-15T10:30:00.000Z',
+    request_id: request_id ?? '5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60',
+    ...rest,
+  };
+}
+
+/** A response whose body is an `Error`, with its examples written in full (fragments give error and message). */
+function withErrorExamples(response: unknown): unknown {
+  const media = isObject(response) ? (response.content as Json | undefined)?.['application/json'] : undefined;
+  if (!isObject(media) || refName(media.schema) !== 'Error') return response;
+  const out: Json = { ...media };
+  if (media.example !== undefined) out.example = errorBody(media.example);
+  if (isObject(media.examples))
+    out.examples = Object.fromEntries(
+      Object.entries(media.examples).map(([k, e]) => [
+        k,
+        isObject(e) ? { ...e, value: errorBody(e.value) } : e,
+      ]),
+    );
+  return {
+    ...(response as Json),
+    content: { ...((response as Json).content as Json), 'application/json': out },
+  };
+}
+
+/** Every response of the document with its error examples in full. */
+function completeErrorExamples(doc: Json): void {
+  const components = doc.components as Record<string, Json>;
+  const responses = components.responses as Json;
+  for (const [name, r] of Object.entries(responses)) responses[name] = withErrorExamples(r);
+  for (const item of Object.values(doc.paths as Json))
+    for (const method of METHODS) {
+      const op = (item as Json)[method] as Json | undefined;
+      const rs = op?.responses as Json | undefined;
+      if (rs) for (const [status, r] of Object.entries(rs)) rs[status] = withErrorExamples(r);
+    }
 }
 
 /** The component responses answered with a 2xx under /store: they carry the standard headers too. */
@@ -248,7 +323,7 @@ export function contractDocument(): Json {
   delete doc['x-fragments'];
   const paths: Json = {};
   for (const [, fragment] of others.filter(([file]) => file === 'service.yaml'))
-    Object.assign(paths, otherPaths(fragment));
+    Object.assign(paths, otherPaths(doc, fragment));
   const built = FAMILIES.map((family) => {
     const fragment = familyFiles[`families/${family.name}.yaml`] as Fragment;
     const result = familyPaths(doc, family, fragment, templates);
@@ -269,7 +344,7 @@ export function contractDocument(): Json {
     }),
   }));
   for (const [, fragment] of others.filter(([file]) => file !== 'service.yaml'))
-    Object.assign(paths, otherPaths(fragment));
+    Object.assign(paths, otherPaths(doc, fragment));
   doc.paths = paths;
   const schemas = components.schemas as Json;
   schemas.ErrorType = errorType(read('errors.yaml'));
@@ -279,6 +354,7 @@ export function contractDocument(): Json {
     const r = responses[name];
     if (isObject(r) && !r.$ref) responses[name] = withStandardHeaders(r);
   }
+  completeErrorExamples(doc);
   return withoutGeneratorKeys(doc) as Json;
 }
 

@@ -1,7 +1,9 @@
 // What every operation of the contract gets without a person writing it: tags, permission, the responses and
 // headers that follow from its shape (401/403/429/500/503, 304, 400 on a bad key, 409 wrong type, 412, 413/415).
+
+import { ERROR_STATUS } from '../errors';
 import type { Permission } from '../http/contract';
-import { isObject, type Json, ref, refName } from './tree';
+import { isObject, type Json, ref, refName, resolve } from './tree';
 
 /** What the generator knows of an operation besides its fragment. */
 export interface OperationFacts {
@@ -40,8 +42,55 @@ export function withStandardHeaders(response: Json): Json {
   return { description, headers: { ...STANDARD_HEADERS, ...headers }, ...rest };
 }
 
+/** The error types a schema reports (its `x-error`s, through refs and nested schemas). */
+function schemaErrors(doc: Json, schema: unknown, found: Set<string>, seen = new Set<unknown>()): void {
+  if (!isObject(schema) || seen.has(schema)) return;
+  seen.add(schema);
+  const s = typeof schema.$ref === 'string' ? resolve(doc, schema) : schema;
+  if (typeof s['x-error'] === 'string') found.add(s['x-error']);
+  for (const [k, v] of Object.entries(s)) {
+    if (k === 'properties' && isObject(v))
+      for (const p of Object.values(v)) schemaErrors(doc, p, found, seen);
+    else if (['items', 'additionalProperties', 'propertyNames'].includes(k))
+      schemaErrors(doc, v, found, seen);
+    else if (['oneOf', 'anyOf', 'allOf'].includes(k) && Array.isArray(v))
+      for (const x of v) schemaErrors(doc, x, found, seen);
+  }
+}
+
+/**
+ * The 400 of an operation that takes more than a key: the error types its parameters' and body's schemas report
+ * (`x-error`), `invalid_request` for anything else they refuse (an unknown property, a header value), and
+ * `invalid_value` for a body that is not well-formed JSON.
+ */
+function badRequest(doc: Json, op: Json, pathParams: Json[]): Json | undefined {
+  const params = [...pathParams, ...((op.parameters as Json[]) ?? [])].map((p) => resolve(doc, p));
+  // A key and conditional headers only: the key's 400 (InvalidKey).
+  if (!op.requestBody && params.every((p) => p.in === 'header' || (p.in === 'path' && p.name === 'key')))
+    return undefined;
+  const found = new Set<string>();
+  for (const p of params) schemaErrors(doc, p.schema, found);
+  if (op.requestBody) {
+    const media = (resolve(doc, op.requestBody).content as Json)['application/json'] as Json | undefined;
+    schemaErrors(doc, media?.schema, found);
+    found.add('invalid_value');
+  }
+  if (op.requestBody || params.some((p) => p.in === 'query')) found.add('invalid_request');
+  const types = Object.keys(ERROR_STATUS).filter((t) => found.has(t));
+  const list = types.map((t) => `\`${t}\``).join(', ');
+  return {
+    ...ref('responses', 'BadRequest'),
+    description: `The request is invalid; nothing was changed. \`error\`: ${list}.`,
+  };
+}
+
 /** `op` with everything its facts imply; what the fragment says wins. */
-export function completeOperation(op: Json, facts: OperationFacts): Json {
+export function completeOperation(
+  op: Json,
+  facts: OperationFacts,
+  doc?: Json,
+  pathParams: Json[] = [],
+): Json {
   const out: Json = { ...op };
   if (!out.tags) out.tags = [facts.tag];
   if (facts.permission && !out['x-permission']) out['x-permission'] = facts.permission;
@@ -55,6 +104,8 @@ export function completeOperation(op: Json, facts: OperationFacts): Json {
       if (name && responses[status] === undefined) responses[status] = ref('responses', name);
     };
     add('304', params.includes('IfNoneMatchRead') && 'NotModified');
+    const bad = doc && responses['400'] === undefined ? badRequest(doc, out, pathParams) : undefined;
+    if (bad) responses['400'] = bad;
     add('400', key && 'InvalidKey');
     add('401', 'Unauthorized');
     add('403', facts.forbidden ?? (facts.permission && FORBIDDEN[facts.permission]));

@@ -62,3 +62,40 @@ export function withoutGeneratorKeys(value: unknown): unknown {
       .map(([k, v]) => [k, withoutGeneratorKeys(v)]),
   );
 }
+
+/**
+ * A response or request body written with `schema` (and `example` / `examples`) beside its description: every
+ * body here is JSON, so fragments leave out `content: {application/json: ...}` and this puts it back.
+ */
+export function jsonBody(value: unknown): unknown {
+  if (!isObject(value) || value.content !== undefined || value.$ref !== undefined) return value;
+  if (value.schema === undefined && value.example === undefined && value.examples === undefined) return value;
+  const { schema, example, examples, ...rest } = value;
+  const media: Json = { schema };
+  if (example !== undefined) media.example = example;
+  if (examples !== undefined) media.examples = examples;
+  return { ...rest, content: { 'application/json': media } };
+}
+
+const OPERATION_METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** An operation with its request body and responses in full (see jsonBody). */
+export function withJsonBodies(op: unknown): unknown {
+  if (!isObject(op)) return op;
+  const out: Json = { ...op };
+  if (out.requestBody !== undefined) out.requestBody = jsonBody(out.requestBody);
+  if (isObject(out.responses))
+    out.responses = Object.fromEntries(Object.entries(out.responses).map(([k, r]) => [k, jsonBody(r)]));
+  return out;
+}
+
+/** A fragment's path items with every operation in full. */
+export function withJsonPaths(paths: unknown): Json {
+  const out: Json = {};
+  for (const [p, item] of Object.entries(isObject(paths) ? paths : {})) {
+    const copy: Json = { ...(item as Json) };
+    for (const m of OPERATION_METHODS) if (copy[m] !== undefined) copy[m] = withJsonBodies(copy[m]);
+    out[p] = copy;
+  }
+  return out;
+}
