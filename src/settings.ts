@@ -34,7 +34,7 @@ export const SETTINGS = {
     path: 'maxConnectionsPerIp',
     schema: int(256, 0),
     info: 'max_connections_per_ip',
-    description: 'open connections per client address and process (`0`: no cap); see [guide](guide.md#errors)',
+    description: 'open connections per client address and process (`0`: no cap); see guide.md (errors)',
   },
   SVC_HEADERS_TIMEOUT_MS: {
     path: 'headersTimeoutMs',
@@ -218,13 +218,13 @@ export const SETTINGS = {
     schema: str(),
     live: true,
     secret: true,
-    description: 'API keys and Basic users, inline JSON; see [operations](operations.md#credentials-and-rate-limits)',
+    description: 'API keys and Basic users, inline JSON; see operations.md',
   },
   SVC_API_KEYS_FILE: {
     path: 'auth.apiKeysFile',
     schema: str(),
     live: true,
-    description: 'API keys and Basic users, from this file; see [operations](operations.md#credentials-and-rate-limits)',
+    description: 'API keys and Basic users, from this file; see operations.md',
   },
   SVC_JWT_SECRET: {
     path: 'auth.jwtSecret',
