@@ -4,9 +4,9 @@ import { FAMILIES } from '../src/families';
 
 type Family = (typeof FAMILIES)[number];
 
+import { runBatch, runOp } from '../src/engine/run';
 import type { BatchItem, BoundRoute } from '../src/families/family';
 import type { Op } from '../src/ops/op';
-import { runBatch, runOp } from '../src/ops/run';
 import type { TestApp } from './support/app';
 import { eventsAfter, feedApp, lastId, streamOf } from './support/feed';
 

@@ -4,10 +4,10 @@ import type { Config } from '../config';
 import type { Feed } from '../feed/feed';
 import type { Logger } from '../observability/logger';
 import type { Telemetry } from '../observability/observe';
-import type { Store } from '../ops/run';
 import type { Peers } from '../peers';
 import type { RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
+import type { Store } from '../redis/store';
 import type { Contract, Operation, Permission } from './contract';
 
 /** Decides who may do what; `authorize` throws a 403 ApiError when the caller lacks the permission or a key. */

@@ -1,18 +1,15 @@
-// Registers routes from the contract: each route validates its input, runs, and answers; plus 404 and 405.
+// Registers routes from the contract: each route validates its input, then runs its handler; plus 404 and 405.
 import type { IRouter, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { ApiError } from '../errors';
-import type { Op } from '../ops/op';
-import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
-import { sendJson, sendTagged } from './send';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
 export const PREFIXES = ['/store', '/api'] as const;
 
-type Handler = (input: RequestInput, req: Request, res: Response) => Promise<void> | void;
+export type Handler = (input: RequestInput, req: Request, res: Response) => Promise<void> | void;
 
 function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -44,18 +41,6 @@ export class Routes {
     };
   }
 
-  /** A route whose work is one operation (see ops/). */
-  op(method: Method, path: string, build: (input: RequestInput) => Op): void {
-    const { permission } = this.ctx.contract.operation(method, path);
-    this.custom(method, path, async (input, _req, res) => {
-      const op = build(input);
-      this.ctx.access.authorize(res, permission, op.keys);
-      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res));
-      if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
-      else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
-    });
-  }
-
   /**
    * A route with its own handler (batches, admin); input is validated before it runs. The caller's permission
    * is checked before the input is validated, so that a client without it learns nothing from 400s; a batch, whose
@@ -80,15 +65,6 @@ export class Routes {
     const body = operation.hasBody ? [this.readBody(path)] : [];
     this.router[method](underPrefixes(path), this.guards, ...body, run);
   }
-}
-
-/** Aborted when the client goes away before its answer was sent (only operations that may wait ask for it). */
-function abandoned(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }
 
 function requireJson(req: Request): void {

@@ -1,7 +1,7 @@
 // A list pop's bounded wait: when the list is empty, a blocking BLMPOP on a pooled connection of its own.
 import { ApiError } from '../errors';
-import type { Outcome } from './op';
-import { runBlocking, type Store } from './run';
+import type { Store } from '../redis/store';
+import type { Blocking, Outcome } from './op';
 
 export interface WaitInput {
   key: string;
@@ -36,7 +36,7 @@ async function popped(store: Store, key: string): Promise<void> {
  * is no longer there to read.
  */
 export function blockingPop({ key, end, count, wait }: WaitInput) {
-  return async (store: Store, abandoned: AbortSignal): Promise<Outcome> => {
+  return async (store: Store, abandoned: AbortSignal, block: Blocking): Promise<Outcome> => {
     const { waiters } = store;
     if (!waiters) throw new ApiError('service_unavailable', 'Waiting pops are not available here');
     const conn = await waiters.acquire();
@@ -47,8 +47,7 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
       if (abandoned.aborted) throw new ApiError('service_unavailable', 'The client went away');
       const command = { name: 'BLMPOP', keys: [key], args: ['list'] };
       const direction = end === 'left' ? 'LEFT' : 'RIGHT';
-      const reply = await runBlocking(
-        store,
+      const reply = await block(
         conn,
         command,
         (redisKey) => [wait, 1, redisKey, direction, 'COUNT', count],

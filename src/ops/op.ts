@@ -1,7 +1,8 @@
 // The shape of an operation, and helpers to build the commands of our two Lua scripts.
 import { ApiError, notFound } from '../errors';
-import type { RedisType, SizeCommand } from '../families';
-import type { Store } from './run';
+import type { RedisClient } from '../redis/client';
+import type { Store } from '../redis/store';
+import type { RedisType, SizeCommand } from '../redis/types';
 
 export type { RedisType, SizeCommand };
 
@@ -31,10 +32,22 @@ export interface Op {
   result(replies: unknown[]): Outcome;
   /**
    * Run by a route (never by a batch) instead of answering 404 not_found: a list pop's bounded wait for an item
-   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away.
+   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away; `block` sends its blocking command.
    */
-  readonly whenEmpty?: (store: Store, abandoned: AbortSignal) => Promise<Outcome>;
+  readonly whenEmpty?: (store: Store, abandoned: AbortSignal, block: Blocking) => Promise<Outcome>;
 }
+
+/**
+ * Sends one blocking command on `client` (a connection of its own) and resolves to its reply: the engine's
+ * runBlocking (engine/run.ts) bound to the store, so that an operation never reaches up to the engine.
+ */
+export type Blocking = (
+  client: RedisClient,
+  command: Command,
+  args: (redisKey: string) => (string | number)[],
+  waitMs: number,
+  done?: () => Promise<void>,
+) => Promise<unknown>;
 
 export interface Limits {
   readonly maxValueBytes: number;

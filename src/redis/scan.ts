@@ -1,10 +1,10 @@
 // Key listing by SCAN: one bounded page over the masters in turn, behind an opaque cursor; never KEYS.
 import type { Redis } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
-import { FAMILIES } from '../families';
 import { masterNodes, type RedisClient } from './client';
 import type { ScanPosition } from './cursor';
 import { INTERNAL_PREFIX, type Keyspace } from './keys';
+import { sizeCommand } from './types';
 
 /** At most this many SCAN calls per page: a sparse prefix on a big keyspace answers quickly, incomplete. */
 export const MAX_SCANS_PER_PAGE = 10;
@@ -97,11 +97,6 @@ async function describe(node: Redis, keys: string[]): Promise<KeyEntry[]> {
   return entries;
 }
 
-/** The command that answers a key's size, by Redis type, from the families' descriptors; other types have none. */
-const SIZE: ReadonlyMap<string, string> = new Map(
-  FAMILIES.flatMap((f): [string, string][] => (f.sizeCommand ? [[f.redisType, f.sizeCommand]] : [])),
-);
-
 /** `{key, type, ttl, size}` of one user key, or null when it does not exist. */
 export async function keyInfo(
   redis: RedisClient,
@@ -111,7 +106,7 @@ export async function keyInfo(
   const redisKey = keyspace.user(key);
   const [type, ttl] = await Promise.all([redis.type(redisKey), redis.ttl(redisKey)]);
   if (type === 'none' || ttl === -2) return null;
-  const command = SIZE.get(type);
+  const command = sizeCommand(type);
   const size = command ? ((await redis.call(command, redisKey)) as number) : null;
   return { key, type, ttl, size };
 }

@@ -1,11 +1,12 @@
 // The batch endpoint of a family: validate every item, build its operation, run all in one atomic script call.
+
+import { runBatch } from '../engine/run';
 import { ApiError, toApiError } from '../errors';
 import type { BatchItem } from '../families/family';
 import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import type { Op } from '../ops/op';
-import { runBatch } from '../ops/run';
 
 /** Public batch item type -> the operation it runs (the family's `batch` map, see families/family.ts). */
 export type BatchItems = ReadonlyMap<string, (item: BatchItem) => Op>;

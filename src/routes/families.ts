@@ -5,11 +5,12 @@ import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import type { Limits } from '../ops/op';
 import { batchRoute } from './batch';
+import { opRoute } from './op-route';
 
 export function familyRoutes(routes: Routes, ctx: Context, limits: Limits): void {
   for (const family of FAMILIES) {
     const bound = family.bind(limits);
     batchRoute(routes, ctx, family.batchPath, bound.batch);
-    for (const route of bound.routes) routes.op(route.method, route.path, route.build);
+    for (const route of bound.routes) opRoute(routes, ctx, route.method, route.path, route.build);
   }
 }

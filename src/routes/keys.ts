@@ -9,6 +9,7 @@ import { ifMatchCondition } from '../ops/etag';
 import { ok } from '../ops/op';
 import { decodeCursor, encodeCursor } from '../redis/cursor';
 import { keyInfo, scanPage } from '../redis/scan';
+import { opRoute } from './op-route';
 
 /** Keys a page aims for when the request names no `limit` (the contract documents it and the maximum). */
 const DEFAULT_LIMIT = 100;
@@ -47,7 +48,7 @@ export function keyRoutes(routes: Routes, ctx: Context): void {
   // the change feed on, key-delete-1.lua, which appends the event in the same step; under If-Match, a DEL inside
   // typed_etag (typed.lua), which checks the key's ETag first (and appends the event).
   const del = ctx.config.changes.enabled ? 'keyDelete' : 'del';
-  routes.op('delete', '/store/keys/{key}', ({ params, headers }) => {
+  opRoute(routes, ctx, 'delete', '/store/keys/{key}', ({ params, headers }) => {
     const key = params.key as string;
     const match = ifMatchCondition(headers['if-match']);
     if (match === '') {

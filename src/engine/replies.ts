@@ -1,7 +1,7 @@
 // The one place where Redis error replies become API errors: our scripts' codes, Redis's own refusals.
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
-import { preconditionFailed, unwrapped } from './etag';
-import type { Command } from './op';
+import { preconditionFailed, unwrapped } from '../ops/etag';
+import type { Command } from '../ops/op';
 
 /** The one place where Redis error replies become API errors. */
 export function replyError(err: Error, wrapped: Command): ApiError {

@@ -2,9 +2,9 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
+import { refusedWhole } from '../ops/etag';
+import type { Command, Op, Outcome } from '../ops/op';
 import type { RedisClient, Reply } from '../redis/client';
-import { refusedWhole } from './etag';
-import type { Command, Op, Outcome } from './op';
 import { replyError } from './replies';
 import {
   argv,
@@ -70,7 +70,9 @@ export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Prom
   }
   if (outcome instanceof ApiError) {
     if (op.whenEmpty && outcome.type === 'not_found')
-      return op.whenEmpty(store, abandoned ?? new AbortController().signal);
+      return op.whenEmpty(store, abandoned ?? new AbortController().signal, (...args) =>
+        runBlocking(store, ...args),
+      );
     throw outcome;
   }
   return outcome;

@@ -1,38 +1,13 @@
 // How one Redis call is sent: where operations run (Store), the service's own deadline, the durable writer and
 // the failover fence for writes, and on a Cluster with the change feed the stream a write script appends to.
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
+import type { Command } from '../ops/op';
 import { FEED_SCRIPTS, type RedisClient, type Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
-import type { Fence } from '../redis/failover-fence';
 import type { ClusterStreams } from '../redis/feed-streams';
-import type { Keyspace } from '../redis/keys';
-import type { WaiterPool } from '../redis/waiters';
-import type { Command } from './op';
+import type { Store } from '../redis/store';
 
-/** Where operations run, and how long Redis may take to answer them. */
-export interface Store {
-  readonly redis: RedisClient;
-  readonly keyspace: Keyspace;
-  /**
-   * A call not answered within this many milliseconds of being issued fails (503). ioredis's own command timeout
-   * starts only when the auto-pipeline that holds the command is sent, which under load is after the previous
-   * pipeline's answer (or timeout): a hung Redis would take up to two timeouts to be noticed.
-   */
-  readonly deadlineMs: number;
-  /** With SVC_REDIS_WAIT_REPLICAS > 0: sends writes and has replicas confirm them before they are acknowledged. */
-  readonly durable?: DurableWriter;
-  /** Behind Sentinel: closed while a failover is under way, when writes are refused rather than risked. */
-  readonly fence?: Fence;
-  /** The connections of blocking commands (a list pop's `wait`); without it such a wait answers 503. */
-  readonly waiters?: WaiterPool;
-  /**
-   * With the change feed on, its stream: what a write outside our scripts (a list's blocking pop) appends its
-   * event to. Every other write appends it inside its script (typed.lua's `changed`).
-   */
-  readonly changes?: { readonly key: string; readonly maxlen: number };
-  /** On a Cluster with the change feed on: each master's stream, appended to every writing script call. */
-  readonly streams?: ClusterStreams;
-}
+export type { Store };
 
 type Invoke = (...args: unknown[]) => Promise<unknown>;
 export function argv(store: Store, c: Command): (string | number)[] {

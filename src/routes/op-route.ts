@@ -1,0 +1,34 @@
+// A route whose work is one operation (see ops/): checks the permission on its keys, runs it, answers.
+import type { Response } from 'express';
+import { runOp } from '../engine/run';
+import type { Context } from '../http/context';
+import type { Method, RequestInput } from '../http/contract';
+import type { Routes } from '../http/routes';
+import { sendJson, sendTagged } from '../http/send';
+import type { Op } from '../ops/op';
+
+export function opRoute(
+  routes: Routes,
+  ctx: Context,
+  method: Method,
+  path: string,
+  build: (input: RequestInput) => Op,
+): void {
+  const { permission } = ctx.contract.operation(method, path);
+  routes.custom(method, path, async (input, _req, res) => {
+    const op = build(input);
+    ctx.access.authorize(res, permission, op.keys);
+    const outcome = await runOp(ctx.store, op, op.whenEmpty && abandoned(res));
+    if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
+    else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
+  });
+}
+
+/** Aborted when the client goes away before its answer was sent (only operations that may wait ask for it). */
+function abandoned(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
