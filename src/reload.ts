@@ -1,7 +1,7 @@
 // Reloading the configuration at run time (admin endpoint and SIGHUP): apply the live settings, name the rest.
 import { type Config, ConfigError, settingValue, withSettings } from './config';
+import type { Context } from './context';
 import { ApiError } from './errors';
-import type { Context } from './http/context';
 import { reconfigureLogger } from './observability/logger';
 import { SETTING_LIST } from './settings';
 

@@ -3,7 +3,7 @@
 // With one worker (no peers) nothing is asked and the figures are this process's, as before. Otherwise
 // the worker that got the admin request asks the others through the primary (peers.ts) and merges.
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import type { Context } from '../http/context';
+import type { Context } from '../context';
 import type { ClientRecord } from '../observability/clients';
 import { type StatsPart, type StatsSnapshot, summarize } from '../observability/summary';
 import type { Answerers, Topic } from '../peers';

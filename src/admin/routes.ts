@@ -1,7 +1,7 @@
 // Admin routes: /store/admin/... ping, health, info, clients, key memory, stats, flush, reload, metrics.
 import type { Request, Response } from 'express';
+import type { Context } from '../context';
 import { ApiError, notFound, REDIS_RETRY_AFTER } from '../errors';
-import type { Context } from '../http/context';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';

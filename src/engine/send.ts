@@ -2,7 +2,7 @@
 // the failover fence for writes, and on a Cluster with the change feed the stream a write script appends to.
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 import type { Command } from '../ops/op';
-import { FEED_SCRIPTS, type RedisClient, type Reply } from '../redis/client';
+import { FEED_SCRIPTS, type Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
 import type { ClusterStreams } from '../redis/feed-streams';
 import type { Store } from '../redis/store';

@@ -1,8 +1,8 @@
 // GET /store/changes (long-poll JSON, or Server-Sent Events with Accept: text/event-stream) and its WebSocket.
 import type { Request } from 'express';
 import { WebSocketServer } from 'ws';
+import type { Context } from '../context';
 import { ApiError } from '../errors';
-import type { Context } from '../http/context';
 import type { RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';

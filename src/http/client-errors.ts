@@ -4,8 +4,8 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, ERROR_STATUS, type ErrorType } from '../errors';
 import { recordAnswer } from '../observability/observe';
-import type { Context } from './context';
 import { errorBody } from './error-handler';
+import type { Transport } from './transport';
 
 /** Node's parser and timeout error codes -> the error type and message the client gets. */
 function classify(code: string | undefined): { type: ErrorType; message: string } {
@@ -33,7 +33,7 @@ function methodOf(raw: unknown): string {
 
 /** The server's 'clientError' listener: a JSON answer with Connection: close, then the socket is closed. */
 export function answerClientError(
-  ctx: Context,
+  ctx: Transport,
 ): (err: Error & { code?: string; rawPacket?: unknown }, socket: Duplex) => void {
   return (err, socket) => {
     const response = (socket as Duplex & { _httpMessage?: http.ServerResponse })._httpMessage;

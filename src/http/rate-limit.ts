@@ -5,9 +5,9 @@ import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import type { Cluster } from 'ioredis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import type { Context } from './context';
 import { CoalescingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
+import type { Transport } from './transport';
 
 type Settings = Config['rateLimit'];
 interface Budget {
@@ -54,7 +54,7 @@ type Guard = ReturnType<typeof backoff>;
  * rate-limit-redis sends raw commands, on the limiter's own connection (ctx.limiterRedis, see limiterConnection in redis/client.ts).
  * On a Cluster the store's scripts must be loaded on every master.
  */
-function sendCommand(ctx: Context, guard: Guard) {
+function sendCommand(ctx: Transport, guard: Guard) {
   const send = (name: string, args: string[]): Promise<unknown> => {
     if (ctx.limiterRedis.isCluster && name.toUpperCase() === 'SCRIPT') {
       const masters = (ctx.limiterRedis as Cluster).nodes('master');
@@ -82,7 +82,7 @@ function proxyWarning(req: Request, trustProxy: Config['trustProxy']): string | 
  * the default, and parsing an IPv6 address (about 5 µs) happens once per address. Like the default, it warns
  * once about a proxy setting that defeats the limit.
  */
-function clientKey(ctx: Context): (req: Request) => string {
+function clientKey(ctx: Transport): (req: Request) => string {
   const networks = new Map<string, string>();
   let warned = false;
   return (req) => {
@@ -117,7 +117,7 @@ function tooMany(req: Request, family: Family, windowSeconds: number): ApiError 
 }
 
 /** One express-rate-limit instance for a window length; the limit itself is read from ctx.config per request. */
-function build(ctx: Context, family: Family, windowSeconds: number): RequestHandler {
+function build(ctx: Transport, family: Family, windowSeconds: number): RequestHandler {
   const guard = backoff();
   const store = new CoalescingRedisStore(
     { sendCommand: sendCommand(ctx, guard), prefix: ctx.keyspace.internal('rl', family, '') },
@@ -149,7 +149,7 @@ function build(ctx: Context, family: Family, windowSeconds: number): RequestHand
 }
 
 /** A limiter for one family, rebuilt when a reload changes its window. */
-function limiter(ctx: Context, family: Family): RequestHandler {
+function limiter(ctx: Transport, family: Family): RequestHandler {
   let current: { windowSeconds: number; handler: RequestHandler } | undefined;
   return (req, res, next) => {
     const { windowSeconds } = BUDGETS[family](ctx.config.rateLimit);
@@ -163,7 +163,7 @@ function limiter(ctx: Context, family: Family): RequestHandler {
  * The rate limit of every request under /store and /api: /admin paths count on the admin budget, the rest on
  * the data budget. It follows ctx.config, so a reload applies new limits without a restart.
  */
-export function rateLimits(ctx: Context): RequestHandler {
+export function rateLimits(ctx: Transport): RequestHandler {
   const data = limiter(ctx, 'data');
   const admin = limiter(ctx, 'admin');
   return (req, res, next) => {

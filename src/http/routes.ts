@@ -3,8 +3,8 @@ import type { IRouter, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { ApiError } from '../errors';
 import { jsonBody } from './body-limits';
-import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
+import type { Transport } from './transport';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
 export const PREFIXES = ['/store', '/api'] as const;
@@ -26,7 +26,7 @@ export class Routes {
   private readonly jsonBody: RequestHandler;
 
   constructor(
-    private readonly ctx: Context,
+    private readonly ctx: Transport,
     private readonly router: IRouter,
     private readonly guards: RequestHandler,
   ) {

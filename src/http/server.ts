@@ -3,7 +3,7 @@ import http, { type IncomingMessage, type Server, type ServerResponse } from 'no
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { answerClientError } from './client-errors';
-import type { Context } from './context';
+import type { Transport } from './transport';
 import { acceptUpgrades } from './upgrade';
 
 /**
@@ -23,7 +23,7 @@ export interface Listener {
 }
 
 /** Open connections per client address; one over `max` (0: no cap) is closed at once. */
-function capPerAddress(server: Server, max: number, ctx: Context): void {
+function capPerAddress(server: Server, max: number, ctx: Transport): void {
   if (max === 0) return;
   const open = new Map<string, number>();
   const warned = new Set<string>();
@@ -50,7 +50,7 @@ function capPerAddress(server: Server, max: number, ctx: Context): void {
 }
 
 /** Creates the server for `app` with the configured limits and listens on `host:port`. */
-export function listen(app: Express, ctx: Context, port: number, host: string): Promise<Listener> {
+export function listen(app: Express, ctx: Transport, port: number, host: string): Promise<Listener> {
   const { config } = ctx;
   const server = http.createServer({
     headersTimeout: config.headersTimeoutMs,

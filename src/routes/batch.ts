@@ -1,9 +1,9 @@
 // The batch endpoint of a family: validate every item, build its operation, run all in one atomic script call.
 
+import type { Context } from '../context';
 import { runBatch } from '../engine/run';
 import { ApiError, toApiError } from '../errors';
 import type { BatchItem } from '../families/family';
-import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import type { Op } from '../ops/op';

@@ -1,7 +1,7 @@
 // Registers the data families' routes: each family's batch endpoint, then its routes in declaration order.
 
+import type { Context } from '../context';
 import { FAMILIES } from '../families';
-import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import type { Limits } from '../ops/op';
 import { batchRoute } from './batch';

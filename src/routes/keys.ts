@@ -1,8 +1,8 @@
 // Key discovery: GET /store/keys (a page of a SCAN walk), GET and DELETE /store/keys/{key} (a key of any type).
 import type { Response } from 'express';
+import type { Context } from '../context';
 import { ApiError, notFound } from '../errors';
 import { principalOf } from '../http/auth/access';
-import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { ifMatchCondition } from '../ops/etag';

@@ -1,7 +1,7 @@
 // A route whose work is one operation (see ops/): checks the permission on its keys, runs it, answers.
 import type { Response } from 'express';
+import type { Context } from '../context';
 import { runOp } from '../engine/run';
-import type { Context } from '../http/context';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson, sendTagged } from '../http/send';

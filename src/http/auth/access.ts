@@ -2,8 +2,8 @@
 import type { RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
 import { ApiError } from '../../errors';
-import type { Access } from '../context';
 import type { Permission } from '../contract';
+import type { Access } from '../transport';
 import { credentialChanges } from './changes';
 import { type Credentials, loadCredentials } from './credentials';
 import { identify } from './identify';
