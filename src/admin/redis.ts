@@ -1,6 +1,7 @@
 // Redis-side work of the admin endpoints: PING and INFO memory, one key's memory record, flush, connections.
 import { Cluster, type Redis } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
+import { eventArgs } from '../redis/change-event';
 import { masterNodes, type RedisClient } from '../redis/client';
 import type { ClusterStreams } from '../redis/feed-streams';
 import type { Keyspace } from '../redis/keys';
@@ -117,7 +118,7 @@ function nodeFeed(feed: FlushFeed | undefined, node: Redis): FlushFeed | undefin
 
 /** XADD of the `flush` event (no key, no type): every subscriber, tenants included, must re-read its keys. */
 const flushEvent = (feed: FlushFeed) =>
-  [feed.key, 'MAXLEN', '~', feed.maxlen, '*', 'k', '', 't', '', 'o', 'flush'] as const;
+  [feed.key, ...eventArgs(feed.maxlen, { key: '', type: '', op: 'flush' })] as const;
 
 /**
  * DBSIZE and FLUSHDB ASYNC in one MULTI, so the count is exactly what was flushed; with the feed on, the `flush`

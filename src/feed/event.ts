@@ -1,4 +1,5 @@
-// A change event as the feed's stream holds it and as clients receive it; stream ids and their order.
+// A change event as clients receive it (its fields: redis/change-event.ts); stream ids and their order.
+import { eventOf } from '../redis/change-event';
 
 /** What a client receives: never the value. `time` is the stream id's milliseconds (when Redis appended it). */
 export interface ChangeEvent {
@@ -18,15 +19,7 @@ export interface ChangeEvent {
 export type StreamEntry = [string, string[]];
 
 export function toEvent([id, fields]: StreamEntry): ChangeEvent {
-  let key = '';
-  let type = '';
-  let op = '';
-  for (let i = 0; i < fields.length; i += 2) {
-    const value = fields[i + 1] ?? '';
-    if (fields[i] === 'k') key = value;
-    else if (fields[i] === 't') type = value;
-    else if (fields[i] === 'o') op = value;
-  }
+  const { key, type, op } = eventOf(fields);
   return { id, key, type, op, time: new Date(Number(id.split('-', 1)[0])).toISOString() };
 }
 

@@ -1,6 +1,7 @@
 // Best effort: keys Redis itself expires or evicts, from keyspace notifications, as `expired` / `evicted` events.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger';
+import { eventArgs } from '../redis/change-event';
 import { duplicate, type RedisClient } from '../redis/client';
 import { INTERNAL_PREFIX, type Keyspace } from '../redis/keys';
 
@@ -97,6 +98,6 @@ export class Expirations {
     const op = channel.endsWith(':evicted') ? 'evicted' : 'expired';
     const { key, maxlen } = this.stream();
     const user = this.keyspace.fromRedis(redisKey);
-    this.redis.xadd(key, 'MAXLEN', '~', maxlen, '*', 'k', user, 't', '', 'o', op).catch(() => {});
+    this.redis.xadd(key, ...eventArgs(maxlen, { key: user, type: '', op })).catch(() => {});
   }
 }

@@ -1,5 +1,6 @@
 // A list pop's bounded wait: when the list is empty, a blocking BLMPOP on a pooled connection of its own.
 import { ApiError } from '../errors';
+import { eventArgs } from '../redis/change-event';
 import type { Store } from '../redis/store';
 import type { Blocking, Outcome } from './op';
 
@@ -24,7 +25,7 @@ async function popped(store: Store, key: string): Promise<void> {
   // On a Cluster, the stream of the list's master (forKey: '' before the slot map is loaded, then the pop failed).
   const stream = store.streams ? store.streams.forKey(store.keyspace.user(key)) : changes.key;
   await store.redis
-    .xadd(stream, 'MAXLEN', '~', changes.maxlen, '*', 'k', key, 't', 'list', 'o', 'blmpop')
+    .xadd(stream, ...eventArgs(changes.maxlen, { key, type: 'list', op: 'blmpop' }))
     .catch(() => {});
 }
 

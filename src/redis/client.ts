@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Config } from '../config';
+import { LUA_CHANGED } from './change-event';
 import { createKeyspace } from './keys';
 
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
@@ -28,7 +29,7 @@ export interface ScriptCommands {
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
 
 const source = (file: string) => readFileSync(join(__dirname, 'scripts', file), 'utf8');
-const TYPED = source('typed.lua');
+const TYPED = `${LUA_CHANGED}\n${source('typed.lua')}`;
 
 /**
  * The first lines of every typed script: the change feed's settings for typed.lua's `changed` (false when off, so

@@ -1,17 +1,14 @@
 -- typed: a type-checked read, write or increment of one key; the library that typed-read-1, typed-write-1,
 -- typed-incr-1 and typed-batch-n are each prefixed with (src/redis/client.ts), so that every script runs the same code.
 
--- The change feed (issue 18, README "Change feed"). src/redis/client.ts puts `local FEED = ...` before this library:
+-- The change feed (issue 18, docs/change-feed.md). src/redis/client.ts puts `local FEED = ...` before this library:
 -- false when SVC_CHANGES_ENABLED is off (then `changed` returns at once), else {key = the stream, maxlen = the
 -- approximate retention, strip = bytes of SVC_KEY_PREFIX}. The event is appended by the script that writes, so that
 -- no acknowledged write lacks its event and no event describes a write that did not happen. It holds the key (without
 -- the prefix), the family's Redis type and the operation (the write command in lower case: set, hset, hdel, sadd,
 -- srem, spop, del, expire, persist, incrby, ...); its time is the stream id's milliseconds; never the value.
-local function changed(key, kind, operation)
-  if not FEED then return end
-  redis.call('XADD', FEED.key, 'MAXLEN', '~', FEED.maxlen, '*',
-    'k', string.sub(key, FEED.strip + 1), 't', kind, 'o', operation)
-end
+-- `changed(key, kind, operation)`, which appends it, comes before this library: src/redis/change-event.ts writes it
+-- with the event's fields, which every other writer (the waiting pop, flush, expirations) takes from there too.
 
 -- Commands that change the key whenever they succeed, although their reply may be 0 (HSET of existing fields).
 local ALWAYS_CHANGES = {SET = true, HSET = true, HMSET = true}
