@@ -8,7 +8,13 @@ import type { Family } from '../families/family';
 import { KEY_BATCH } from '../families/keys';
 import type { Method, Permission, RequestInput } from '../http/contract';
 import { type BatchEntry, batchSchemas } from './batch';
-import { completeOperation, type OperationFacts, pathParameters, withStandardHeaders } from './operations';
+import {
+  badRequest,
+  completeOperation,
+  type OperationFacts,
+  pathParameters,
+  withStandardHeaders,
+} from './operations';
 import {
   fill,
   isObject,
@@ -223,6 +229,16 @@ function otherPaths(doc: Json, fragment: Fragment): Json {
   return out;
 }
 
+/** A batch's 400, from its (generated) request schema: one bad item fails the whole batch. */
+function batchBadRequest(doc: Json, post: Json): void {
+  const responses = post.responses as Json;
+  if (responses['400'] !== undefined) return;
+  const lead =
+    'One bad item fails the whole batch before anything reaches Redis (its index in the message and in `details.index`); nothing was changed.';
+  responses['400'] = badRequest(doc, post, [], lead);
+  post.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /** The ErrorType schema: every type of the error table (src/errors.ts) with its status and its description. */
 function errorType(descriptions: Json): Json {
   const missing = Object.keys(ERROR_STATUS).filter((t) => typeof descriptions[t] !== 'string');
@@ -349,6 +365,7 @@ export function contractDocument(): Json {
   const schemas = components.schemas as Json;
   schemas.ErrorType = errorType(read('errors.yaml'));
   Object.assign(schemas, batchSchemas(doc, batchFamilies));
+  for (const family of FAMILIES) batchBadRequest(doc, (paths[family.batchPath] as Json).post as Json);
   const responses = components.responses as Json;
   for (const name of successResponses(paths)) {
     const r = responses[name];

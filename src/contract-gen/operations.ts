@@ -63,7 +63,12 @@ function schemaErrors(doc: Json, schema: unknown, found: Set<string>, seen = new
  * (`x-error`), `invalid_request` for anything else they refuse (an unknown property, a header value), and
  * `invalid_value` for a body that is not well-formed JSON.
  */
-function badRequest(doc: Json, op: Json, pathParams: Json[]): Json | undefined {
+export function badRequest(
+  doc: Json,
+  op: Json,
+  pathParams: Json[],
+  lead = 'The request is invalid; nothing was changed.',
+): Json | undefined {
   const params = [...pathParams, ...((op.parameters as Json[]) ?? [])].map((p) => resolve(doc, p));
   // A key and conditional headers only: the key's 400 (InvalidKey).
   if (!op.requestBody && params.every((p) => p.in === 'header' || (p.in === 'path' && p.name === 'key')))
@@ -80,7 +85,7 @@ function badRequest(doc: Json, op: Json, pathParams: Json[]): Json | undefined {
   const list = types.map((t) => `\`${t}\``).join(', ');
   return {
     ...ref('responses', 'BadRequest'),
-    description: `The request is invalid; nothing was changed. \`error\`: ${list}.`,
+    description: `${lead} \`error\`: ${list}.`,
   };
 }
 
