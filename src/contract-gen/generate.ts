@@ -164,6 +164,9 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
   const paths: Json = {};
   const bound = family.bind({ maxValueBytes: 1 << 20 });
   const ops: Record<string, RouteOf> = {};
+  const wholeRead = bound.routes.find(
+    (r) => r.method === 'get' && r.path.endsWith('/{key}') && !r.path.slice(0, -6).includes('{'),
+  )?.op;
   for (const route of bound.routes) {
     paths[route.path] ??= withParameters(route.path, written[route.path], names.parameters);
     const item = paths[route.path] as Json;
@@ -175,7 +178,10 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
     const pathParams = (item.parameters as Json[]) ?? [];
     item[route.method] = completeOperation(
       op,
-      facts(route.path, { permission: w ? 'write' : 'read' }),
+      facts(route.path, {
+        permission: w ? 'write' : 'read',
+        wholeRead: route.method === 'get' && route.op === wholeRead,
+      }),
       doc,
       pathParams,
     );
@@ -189,9 +195,6 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
       writes: w,
     };
   }
-  const wholeRead = bound.routes.find(
-    (r) => r.method === 'get' && r.path.endsWith('/{key}') && !r.path.slice(0, -6).includes('{'),
-  )?.op;
   const batch = Object.entries(family.batch).map(([type, op]) => ({ type, op, wholeRead: op === wholeRead }));
   const batchItem = merge(t.batch, written[family.batchPath]) as Json;
   const post = completeOperation(

@@ -16,6 +16,8 @@ export interface OperationFacts {
   readonly forbidden?: string;
   /** The family's schema prefix (`String`), for its `<Title>WrongType` 409 on a key path. */
   readonly title?: string;
+  /** The family's whole-key read (GET /{key}): it answers the key's ETag, and 304 to If-None-Match. */
+  readonly wholeRead?: boolean;
 }
 
 const FORBIDDEN: Record<Permission, string> = {
@@ -101,10 +103,37 @@ export function completeOperation(
   if (facts.permission && !out['x-permission']) out['x-permission'] = facts.permission;
   const responses: Json = { ...((out.responses as Json) ?? {}) };
   if (facts.store) {
-    for (const [status, r] of Object.entries(responses))
-      if (/^2/.test(status) && isObject(r) && !r.$ref) responses[status] = withStandardHeaders(r);
-    const params = paramNames(out);
     const key = facts.path.includes('{key}');
+    // A write to a key checks If-Match, a whole-key read answers If-None-Match (families/family.ts, routeEtag).
+    const conditional = (name: string, when: boolean | undefined) => {
+      if (when && !paramNames(out).includes(name))
+        out.parameters = [...((out.parameters as Json[]) ?? []), ref('parameters', name)];
+    };
+    conditional('IfMatch', key && facts.permission === 'write');
+    conditional('IfNoneMatchRead', facts.wholeRead);
+    const params = paramNames(out);
+    const etag = params.includes('IfMatch') || params.includes('IfNoneMatchRead');
+    for (const [status, r] of Object.entries(responses)) {
+      if (!/^2/.test(status) || !isObject(r) || r.$ref) continue;
+      const headers = (r.headers as Json | undefined) ?? {};
+      const withEtag =
+        etag && r.content && !headers.ETag
+          ? { ...r, headers: { ...headers, ETag: ref('headers', 'ETag') } }
+          : r;
+      responses[status] = withStandardHeaders(withEtag);
+    }
+    // A create-only write (If-None-Match: *) refuses what exists; the type names what (key, field, member).
+    if (params.includes('IfNoneMatch') && responses['409'] === undefined) {
+      const exists = facts.path.endsWith('{field}')
+        ? 'field_exists'
+        : facts.path.endsWith('{member}')
+          ? 'duplicate_member'
+          : 'key_exists';
+      responses['409'] = {
+        ...ref('responses', 'Conflict'),
+        description: `Nothing was changed. \`error\`: \`wrong_type\` or \`${exists}\`.`,
+      };
+    }
     const add = (status: string, name: string | false | undefined) => {
       if (name && responses[status] === undefined) responses[status] = ref('responses', name);
     };
