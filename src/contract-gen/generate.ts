@@ -401,7 +401,7 @@ export function generateContract(): string {
   document.commentBefore = HEADER.split('\n')
     .map((l) => ` ${l}`)
     .join('\n');
-  return document.toString({ lineWidth: 0 });
+  return document.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 /** Every fragment file, for the line count of what is written by hand. */

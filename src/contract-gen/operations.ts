@@ -152,7 +152,26 @@ export function completeOperation(
     add('503', !out['x-no-redis'] && 'ServiceUnavailable');
   }
   out.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
-  return out;
+  return inOrder(out);
+}
+
+/** The order a person reads an operation in: what it is, who may call it, what it takes, what it answers. */
+const OPERATION_KEYS = [
+  'operationId',
+  'tags',
+  'summary',
+  'description',
+  'x-permission',
+  'security',
+  'parameters',
+  'requestBody',
+  'responses',
+];
+
+function inOrder(op: Json): Json {
+  const known = OPERATION_KEYS.filter((k) => op[k] !== undefined).map((k) => [k, op[k]]);
+  const rest = Object.entries(op).filter(([k]) => !OPERATION_KEYS.includes(k));
+  return Object.fromEntries([...known, ...rest]);
 }
 
 /** Where a path template's `{name}` is declared: its parameter component (a family may name its own). */
