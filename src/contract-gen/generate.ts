@@ -16,6 +16,7 @@ import {
   withStandardHeaders,
 } from './operations';
 import {
+  closedObjects,
   fill,
   isObject,
   type Json,
@@ -57,7 +58,7 @@ interface Fragment {
 
 /** A fragment, its response and request bodies in full (fragments write them short, see jsonBody). */
 function read(file: string): Json {
-  const fragment = parse(readFileSync(path.join(CONTRACT_DIR, file), 'utf8')) as Json;
+  const fragment = closedObjects(parse(readFileSync(path.join(CONTRACT_DIR, file), 'utf8'))) as Json;
   if (fragment.paths) fragment.paths = withJsonPaths(fragment.paths);
   if (isObject(fragment.operations))
     fragment.operations = Object.fromEntries(

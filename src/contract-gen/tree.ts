@@ -99,3 +99,30 @@ export function withJsonPaths(paths: unknown): Json {
   }
   return out;
 }
+
+/**
+ * Every object schema of the API is closed: fragments write an object schema as its `properties` (and `required`,
+ * `description`) alone, and this adds `type: object` and `additionalProperties: false` wherever `type` is not
+ * given. Examples are left as they are.
+ */
+export function closedObjects(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(closedObjects);
+  if (!isObject(value)) return value;
+  const out: Json = {};
+  const open = isObject(value.properties) && value.type === undefined && value.$ref === undefined;
+  if (open) {
+    out.type = 'object';
+    out.additionalProperties = false;
+  }
+  for (const [k, v] of Object.entries(value))
+    out[k] =
+      k === 'example' || k === 'examples'
+        ? v
+        : k === 'properties' && isObject(v)
+          ? mapValues(v)
+          : closedObjects(v);
+  return out;
+}
+
+const mapValues = (props: Json): Json =>
+  Object.fromEntries(Object.entries(props).map(([k, v]) => [k, closedObjects(v)]));
