@@ -11,8 +11,9 @@ interface PatternSchema {
 
 /** Every schema of the document that has a `pattern`, wherever it is (components, parameters, inline). */
 function patterns(node: unknown, where: string, found: PatternSchema[] = []): PatternSchema[] {
-  if (Array.isArray(node)) node.forEach((child, i) => patterns(child, `${where}[${i}]`, found));
-  else if (node && typeof node === 'object') {
+  if (Array.isArray(node)) {
+    for (const [i, child] of node.entries()) patterns(child, `${where}[${i}]`, found);
+  } else if (node && typeof node === 'object') {
     const record = node as Record<string, unknown>;
     if (typeof record.pattern === 'string' && record.type === 'string')
       found.push({ where, pattern: record.pattern, maxLength: record.maxLength as number | undefined });
