@@ -29,8 +29,9 @@ function decode(text: string | undefined): [string, string] {
     Array.isArray(value) &&
     value.length === 2 &&
     value.every((part) => typeof part === 'string' && /^\d{1,20}$/.test(part)) &&
-    BigInt(value[0]) < 2n ** 64n &&
-    Number(value[1]) <= PAGE_LIMIT.max * 16
+    // Redis refuses a SCAN cursor beyond 64 bits: a client error, not a 500. The skip is any count (a compact key's
+    // one SCAN step holds as many elements as Redis's listpack settings allow).
+    BigInt(value[0]) < 2n ** 64n
   )
     return value as [string, string];
   throw new ApiError(
