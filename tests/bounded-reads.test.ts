@@ -197,6 +197,16 @@ describe('the reply budget (SVC_MAX_REPLY_ELEMENTS, SVC_MAX_REPLY_BYTES) is chec
     expect(two.body.cardinality).toBe(1600);
   });
 
+  test('when a list page would read 20 items of 10 kB (200 kB), then 413 reply_too_large; 5 items pass', async () => {
+    await small.raw.rpush(raw(small, 'heavy-list'), ...Array.from({ length: 20 }, () => 'z'.repeat(10_000)));
+    const res = await request(small.data).get('/store/list/heavy-list').query({ start: 0, stop: 19 });
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe('reply_too_large');
+    const five = await request(small.data).get('/store/list/heavy-list').query({ start: -5, stop: -1 });
+    expect(five.status).toBe(200);
+    expect(five.body.values).toHaveLength(5);
+  });
+
   test('when a page would go past the byte budget, then it stops early and the walk still ends complete', async () => {
     // 30 values of 10 kB: 300 kB in all, 100 kB per call at most.
     const fields = range(30, 'f').flatMap((f) => [f, 'y'.repeat(10_000)]);

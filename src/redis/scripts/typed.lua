@@ -105,11 +105,30 @@ local function scan_page(key, argv)
   return {cursor, '0', items, size}
 end
 
+-- LRANGE key start stop in slices of 16 items, stopping at the budget: a list page of 1,000 items of 1 MiB would
+-- otherwise be built whole before `spend` could refuse it. Returns the items, or an error reply.
+local function bounded_lrange(key, start, stop)
+  local length = redis.call('LLEN', key)
+  start, stop = tonumber(start), tonumber(stop)
+  if start < 0 then start = math.max(length + start, 0) end
+  if stop < 0 then stop = length + stop end
+  stop = math.min(stop, length - 1)
+  local items, bytes = {}, 0
+  for from = start, stop, 16 do
+    for _, item in ipairs(redis.call('LRANGE', key, from, math.min(from + 15, stop))) do
+      bytes = bytes + #item
+      if spent_bytes + bytes > BUDGET.bytes then return too_large(spent_elements + #items, spent_bytes + bytes) end
+      items[#items + 1] = item
+    end
+  end
+  return items
+end
+
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
 -- argv[1]  the expected Redis type: string | hash | set | list | zset
 -- argv[2]  optional: the read command; argv[3..] its arguments after the key. Two of our own: 'WHOLE' then
 --          HGETALL / HKEYS / HVALS / SMEMBERS (a whole hash or set, refused above BUDGET.unpaged elements) and
---          'PAGE' (scan_page).
+--          'PAGE' (scan_page). LRANGE is read in slices (bounded_lrange).
 -- Returns nil when the key does not exist, else {reply of the command (nil without one), TTL};
 -- fails with "WRONGTYPE_OF <actual type>" when the key holds another type, "PAGE_REQUIRED <size>" when a whole
 -- read is too large, "REPLY_TOO_LARGE <elements> <bytes>" when the read would go past the call's budget.
@@ -129,7 +148,14 @@ local function typed_read(key, argv)
     if spent_elements + elements > BUDGET.elements or spent_bytes + bytes > BUDGET.bytes then
       return too_large(spent_elements + elements, spent_bytes + bytes)
     end
-    if cmd == 'PAGE' then reply = scan_page(key, argv) else reply = redis.call(cmd, key, unpack(argv, from)) end
+    if cmd == 'PAGE' then
+      reply = scan_page(key, argv)
+    elseif cmd == 'LRANGE' then
+      reply = bounded_lrange(key, argv[3], argv[4])
+      if reply.err then return reply end
+    else
+      reply = redis.call(cmd, key, unpack(argv, from))
+    end
     if not spend(reply) then return too_large(spent_elements, spent_bytes) end
   end
   return {reply, redis.call('TTL', key)}
