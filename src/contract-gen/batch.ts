@@ -31,7 +31,8 @@ function itemSchema(doc: Json, e: BatchEntry): Json {
     const param = resolve(doc, p);
     if (param.in !== 'path' && param.in !== 'query') continue;
     const name = param.name as string;
-    if (name === 'key') continue;
+    // `x-batch: false`: the route's alone (a page's cursor); a batch item does not take it.
+    if (name === 'key' || param['x-batch'] === false) continue;
     // A parameter names its batch form with x-batch when a path or query string's text differs from JSON's.
     properties[name] = param['x-batch'] ?? param.schema;
     if (param.required) required.push(name);
@@ -62,8 +63,9 @@ function successSchema(doc: Json, e: BatchEntry): { name: string; schema: Json }
 function resultSchema(doc: Json, e: BatchEntry): Json {
   const { name, schema } = successSchema(doc, e);
   const properties: Json = { type: { const: e.type }, success: schemaRef('Success') };
-  for (const p of Object.keys((schema.properties as Json) ?? {}))
-    properties[p] ??= { $ref: `#/components/schemas/${name}/properties/${p}` };
+  for (const [p, s] of Object.entries((schema.properties as Json) ?? {}))
+    if (!(isObject(s) && s['x-batch'] === false))
+      properties[p] ??= { $ref: `#/components/schemas/${name}/properties/${p}` };
   if (e.writes || e.wholeRead) properties.etag = schemaRef('BatchEtag');
   return {
     type: 'object',

@@ -10,7 +10,7 @@ import { opRoute } from './op-route';
 export function familyRoutes(routes: Routes, ctx: Context, limits: Limits): void {
   for (const family of FAMILIES) {
     const bound = family.bind(limits);
-    batchRoute(routes, ctx, family.batchPath, bound.batch);
+    batchRoute(routes, ctx, family.batchPath, bound.batch, bound.writes);
     for (const route of bound.routes) opRoute(routes, ctx, route.method, route.path, route.build);
   }
 }
