@@ -11,6 +11,7 @@ import { changeRoutes } from './feed/routes';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
+import { browserChecks } from './http/browsers';
 import { chain } from './http/chain';
 import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
@@ -81,6 +82,7 @@ function baseApp(ctx: Context): Express {
     chain(
       requestId(ctx.config.requestIdHeader),
       observeRequests(ctx.telemetry, ctx.logger),
+      browserChecks(ctx),
       refuseOversizedBody(ctx.config.limits.maxBodyBytes),
     ),
   );

@@ -1,13 +1,23 @@
 // Authentication middleware and authorization (permissions, tenant prefixes) over swappable credentials.
 import type { RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
-import { ApiError } from '../../errors';
+import { ApiError, REDIS_RETRY_AFTER } from '../../errors';
+import { limiterFailed } from '../rate-limit';
 import type { Access } from '../context';
 import type { Permission } from '../contract';
 import { credentialChanges } from './changes';
 import { type Credentials, loadCredentials } from './credentials';
 import { identify } from './identify';
 import type { Principal } from './principal';
+
+/** Unauthenticated requests while the rate limiter cannot count: refused rather than unlimited. */
+function limiterUnavailable(): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    'The rate limiter cannot reach Redis: requests without valid credentials are refused until it can',
+    { retryAfter: REDIS_RETRY_AFTER },
+  );
+}
 
 const SCHEME_NAMES: Record<Principal['scheme'], string> = {
   api_key: 'API key',
@@ -45,15 +55,28 @@ export class Auth implements Access {
    * checked synchronously; Express 5 passes a thrown error or a rejected promise on to the error handler.
    */
   readonly authenticate: RequestHandler = (req, res, next) => {
-    const found = identify(req, this.credentials);
+    // The rate limiter's failure policy (rate-limit.ts): only an authenticated caller goes on uncounted.
+    const uncounted = limiterFailed(res);
+    let found: Principal | Promise<Principal>;
+    try {
+      found = identify(req, this.credentials);
+    } catch (err) {
+      throw uncounted ? limiterUnavailable() : err;
+    }
     if (!(found instanceof Promise)) {
+      if (uncounted && found.scheme === 'none') throw limiterUnavailable();
       res.locals.principal = found;
       return next();
     }
-    return found.then((principal) => {
-      res.locals.principal = principal;
-      next();
-    });
+    return found.then(
+      (principal) => {
+        res.locals.principal = principal;
+        next();
+      },
+      (err: unknown) => {
+        throw uncounted ? limiterUnavailable() : err;
+      },
+    );
   };
 
   /** 403 unless the caller holds `permission` and every key starts with its prefix (if it has one). */
