@@ -1,6 +1,8 @@
 // A client's address as the service counts it: an IPv4 address, or the network of an IPv6 one (SVC_IPV6_PREFIX_LENGTH).
 import { isIPv6 } from 'node:net';
+import type { Request, Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
+import { principalOf } from './auth/access';
 
 /** Networks remembered, at most (the cache is dropped whole when full). */
 const CACHE_MAX = 10_000;
@@ -22,5 +24,19 @@ export function clientNetworks(prefixLength: number): (address: string) => strin
       networks.set(address, network);
     }
     return network;
+  };
+}
+
+/**
+ * Who a request counts as for per-client shares (waiting pops, feed subscribers): its credential
+ * (`api_key:ci`, `jwt:alice`, `basic:bob`), or without one (protected or open mode) its address or IPv6 network.
+ */
+export function clientIdentity(prefixLength: number): (req: Request, res: Response) => string {
+  const network = clientNetworks(prefixLength);
+  return (req, res) => {
+    const principal = principalOf(res);
+    return principal && principal.scheme !== 'none'
+      ? `${principal.scheme}:${principal.id}`
+      : `address:${network(req.ip ?? '')}`;
   };
 }

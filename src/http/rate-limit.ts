@@ -1,13 +1,14 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Cluster } from 'ioredis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import type { Context } from './context';
 import { clientNetworks } from './client-address';
+import type { Context } from './context';
 import { CoalescingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
+import { markUncounted } from './uncounted';
 
 type Settings = Config['rateLimit'];
 interface Budget {
@@ -140,17 +141,6 @@ function build(ctx: Context, family: Family, windowSeconds: number): RequestHand
   });
 }
 
-/** Set on a request whose counter call failed: authentication then decides (see `limiterFailed`). */
-const UNCOUNTED = 'rateLimitUncounted';
-
-/**
- * True when the rate limiter could not count this request (Redis failed or was slow to answer it). The policy,
- * applied by authentication (auth/access.ts): an authenticated request goes on (fail open: the data call answers
- * 503 on its own if Redis is really down), any other one is refused with 503 (fail closed: credential guessing and
- * anonymous traffic are never unlimited).
- */
-export const limiterFailed = (res: Response): boolean => res.locals[UNCOUNTED] === true;
-
 /** A limiter for one family, rebuilt when a reload changes its window. */
 function limiter(ctx: Context, family: Family): RequestHandler {
   let current: { windowSeconds: number; handler: RequestHandler } | undefined;
@@ -162,7 +152,7 @@ function limiter(ctx: Context, family: Family): RequestHandler {
     if (counting instanceof Promise)
       counting.catch((err: Error) => {
         ctx.logger.debug('rate limiter store failed; authentication decides', { cause: err.message });
-        res.locals[UNCOUNTED] = true;
+        markUncounted(res);
         next();
       });
   };

@@ -5,6 +5,7 @@ import { ApiError } from '../errors';
 import type { Op } from '../ops/op';
 import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
+import { clientIdentity } from './client-address';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
 import { sendJson, sendTagged } from './send';
@@ -27,6 +28,7 @@ export class Routes {
   /** The operations of this group; an app's 404/405 fallback knows only those of the groups it serves. */
   readonly served: Operation[] = [];
   private readonly jsonBody: RequestHandler;
+  private readonly clientOf: ReturnType<typeof clientIdentity>;
 
   constructor(
     private readonly ctx: Context,
@@ -34,6 +36,7 @@ export class Routes {
     private readonly guards: RequestHandler,
   ) {
     this.jsonBody = jsonBody(ctx.config.limits.maxBodyBytes);
+    this.clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
   }
 
   /** Parses a JSON body; the route is named first, so that a bad body is logged and counted under it. */
@@ -47,10 +50,16 @@ export class Routes {
   /** A route whose work is one operation (see ops/). */
   op(method: Method, path: string, build: (input: RequestInput) => Op): void {
     const { permission } = this.ctx.contract.operation(method, path);
-    this.custom(method, path, async (input, _req, res) => {
+    this.custom(method, path, async (input, req, res) => {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
-      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res));
+      const waits = op.whenEmpty !== undefined;
+      const outcome = await runOp(
+        this.ctx.store,
+        op,
+        waits ? abandoned(res) : undefined,
+        waits ? this.clientOf(req, res) : undefined,
+      );
       if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
       else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });

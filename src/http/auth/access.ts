@@ -2,9 +2,9 @@
 import type { RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
 import { ApiError, REDIS_RETRY_AFTER } from '../../errors';
-import { limiterFailed } from '../rate-limit';
 import type { Access } from '../context';
 import type { Permission } from '../contract';
+import { limiterFailed } from '../uncounted';
 import { credentialChanges } from './changes';
 import { type Credentials, loadCredentials } from './credentials';
 import { identify } from './identify';
@@ -78,6 +78,44 @@ export class Auth implements Access {
       },
     );
   };
+
+  /**
+   * Whether `principal` (of a stream opened earlier) still stands with the current credentials: its API key or
+   * Basic user is there with the same grant, the JWT key is unchanged, or (anonymous) still no credential is
+   * configured. Read after a reload, to close the streams of credentials that were removed or changed.
+   */
+  stillValid(principal: Principal, before: Credentials): boolean {
+    const now = this.credentials;
+    const same = (p: Principal) =>
+      p.id === principal.id &&
+      p.prefix === principal.prefix &&
+      p.permissions.join() === principal.permissions.join();
+    switch (principal.scheme) {
+      case 'none':
+        return !now.configured;
+      case 'api_key': {
+        const entry = now.keys.find((k) => same(k.principal));
+        const old = before.keys.find((k) => same(k.principal));
+        return entry !== undefined && old !== undefined && entry.digest.equals(old.digest);
+      }
+      case 'basic': {
+        const entry = [...now.users.values()].find((u) => same(u.principal));
+        return (
+          entry !== undefined &&
+          [...before.users.values()].some((u) => u.password.hash.equals(entry.password.hash))
+        );
+      }
+      case 'jwt':
+        return (
+          now.jwt !== undefined && credentialChanges(before, now).every((line) => !line.startsWith('JWT'))
+        );
+    }
+  }
+
+  /** The credentials in use now (a reload replaces them). */
+  get current(): Credentials {
+    return this.credentials;
+  }
 
   /** 403 unless the caller holds `permission` and every key starts with its prefix (if it has one). */
   authorize(res: Response, permission: Permission, keys: readonly string[]): void {

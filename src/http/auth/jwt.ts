@@ -90,6 +90,7 @@ export async function verifyJwt(token: string, jwt: JwtKey): Promise<Principal |
       scheme: 'jwt',
       permissions: permissionsOf(payload.permissions),
       ...(payload.prefix === undefined ? {} : { prefix: payload.prefix }),
+      ...(typeof payload.exp === 'number' ? { expiresAt: payload.exp * 1000 } : {}),
     };
   } catch (err) {
     return reasonOf(err, jwt);

@@ -7,6 +7,8 @@ export interface Principal {
   readonly scheme: 'api_key' | 'jwt' | 'basic' | 'none';
   readonly permissions: readonly Permission[];
   readonly prefix?: string;
+  /** A JWT's `exp` in ms since the epoch: open streams of this caller are closed then. */
+  readonly expiresAt?: number;
 }
 
 /**
