@@ -103,7 +103,10 @@ describe('a tenant', () => {
     const { next } = (await changes()).body;
     await write('tenant-a:mine', 'v', tenant);
     await write('tenant-b:theirs');
-    await as(admin, request(t.data).post('/store/admin/flush')).expect(200);
+    await as(
+      admin,
+      request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json'),
+    ).expect(200);
     const page = (await changes({ since: next }, tenant)).body;
     expect(page.events.map((e: { key: string; op: string }) => [e.key, e.op])).toEqual([
       ['tenant-a:mine', 'set'],

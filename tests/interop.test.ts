@@ -46,7 +46,7 @@ describe('what the API writes, a plain Redis client sees', () => {
     await api()
       .post('/store/set/w-set')
       .send({ members: ['a', 'b'], ttl: 300 });
-    await api().post('/store/set/w-set/member/c');
+    await api().post('/store/set/w-set/member/c').set('Content-Type', 'application/json');
     expect(await t.raw.type(raw('w-set'))).toBe('set');
     expect((await t.raw.smembers(raw('w-set'))).sort()).toEqual(['a', 'b', 'c']);
     expect(await t.raw.ttl(raw('w-set'))).toBeGreaterThan(250);

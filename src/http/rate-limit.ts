@@ -148,13 +148,14 @@ function limiter(ctx: Context, family: Family): RequestHandler {
     const { windowSeconds } = BUDGETS[family](ctx.config.rateLimit);
     if (current?.windowSeconds !== windowSeconds)
       current = { windowSeconds, handler: build(ctx, family, windowSeconds) };
-    const counting = current.handler(req, res, next) as unknown;
-    if (counting instanceof Promise)
-      counting.catch((err: Error) => {
-        ctx.logger.debug('rate limiter store failed; authentication decides', { cause: err.message });
-        markUncounted(res);
-        next();
-      });
+    // express-rate-limit hands a failed counter call to `next` as an error (passOnStoreError: false); our 429 is
+    // an ApiError and goes on as it is.
+    return current.handler(req, res, (err?: unknown) => {
+      if (err === undefined || err instanceof ApiError || typeof err === 'string') return next(err);
+      ctx.logger.debug('rate limiter store failed; authentication decides', { cause: (err as Error).message });
+      markUncounted(res);
+      next();
+    });
   };
 }
 

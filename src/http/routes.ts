@@ -78,13 +78,14 @@ export class Routes {
       res.locals.route = path;
       if (checkPermission) this.ctx.access.authorize(res, operation.permission, []);
       if (operation.hasBody) requireJson(req);
-      if (method === 'post') refuseSimplePost(req);
       const input = operation.validate({
         params: req.params,
         headers: req.headers,
         query: req.query,
         body: req.body,
       });
+      // After validation: a POST whose body is required and missing is a 400 that runs nothing either way.
+      if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
     const body = operation.hasBody ? [this.readBody(path)] : [];
