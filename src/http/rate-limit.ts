@@ -152,7 +152,9 @@ function limiter(ctx: Context, family: Family): RequestHandler {
     // an ApiError and goes on as it is.
     return current.handler(req, res, (err?: unknown) => {
       if (err === undefined || err instanceof ApiError || typeof err === 'string') return next(err);
-      ctx.logger.debug('rate limiter store failed; authentication decides', { cause: (err as Error).message });
+      ctx.logger.debug('rate limiter store failed; authentication decides', {
+        cause: (err as Error).message,
+      });
       markUncounted(res);
       next();
     });
