@@ -222,7 +222,7 @@ describe('the change feed WebSocket', () => {
   let listener: Listener;
   let port: number;
   beforeAll(async () => {
-    feed = await feedApp('browsers-ws', 13, { SVC_PROTECTED_MODE: 'true' });
+    feed = await feedApp('browsers-ws', 14, { SVC_PROTECTED_MODE: 'true' });
     listener = await listen(feed.data, feed.context, 0, '127.0.0.1');
     port = (listener.server.address() as AddressInfo).port;
   });
