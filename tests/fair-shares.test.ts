@@ -107,13 +107,15 @@ describe('open streams', () => {
     await t.close();
   });
 
-  function follow(authorization: string): Promise<{ closed: Promise<{ code: number; reason: string }> }> {
+  function follow(
+    authorization: string,
+  ): Promise<{ ws: WebSocket; closed: Promise<{ code: number; reason: string }> }> {
     const ws = new WebSocket(`${base}/store/changes/ws`, { headers: { Authorization: authorization } });
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
       ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
     );
     return new Promise((resolve, reject) => {
-      ws.on('open', () => resolve({ closed }));
+      ws.on('open', () => resolve({ ws, closed }));
       ws.on('error', reject);
     });
   }
@@ -131,7 +133,8 @@ describe('open streams', () => {
     expect(code).toBe(1008);
     expect(reason).toContain('credential');
     expect(t.context.feed?.hub.size).toBe(1);
-    void stays;
+    stays.ws.close();
+    await stays.closed;
   });
 
   test('when a JWT’s exp passes, then its stream is closed with the reason', async () => {
