@@ -123,6 +123,7 @@ describe('a key of another type is 409 wrong_type, and nothing changes', () => {
       const key = `of-${type}`;
       let req = api()[method](`/store/${family}/${key}${path}`);
       if (header) req = req.set(header, '*');
+      if (method === 'post') req = req.set('Content-Type', 'application/json');
       const res = body ? await req.send(body) : await req;
       expect(res.status).toBe(409);
       expect(res.body.error).toBe('wrong_type');
