@@ -28,6 +28,4 @@ export interface Context extends Transport {
   readonly onReload: Array<(config: Config) => undefined | string[] | Promise<undefined | string[]>>;
   /** The change feed, when SVC_CHANGES_ENABLED is on. */
   feed?: Feed;
-  /** True when any credential is configured (`info` reports it; a test may swap it). */
-  authConfigured: () => boolean;
 }

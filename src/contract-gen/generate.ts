@@ -155,7 +155,7 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
   if (!names) throw new Error(`contract/families/${family.name}.yaml: no family: names`);
   const t = fill(templates, { family: family.name, ...names } as unknown as Record<string, string>);
   const written = { ...(fragment.paths ?? {}) };
-  const facts = (p: string, extra: Partial<OperationFacts>): OperationFacts => ({
+  const facts = (p: string, extra: Partial<OperationFacts> & { method: string }): OperationFacts => ({
     path: p,
     tag: names.tag,
     store: true,
@@ -180,6 +180,7 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
     item[route.method] = completeOperation(
       op,
       facts(route.path, {
+        method: route.method,
         permission: w ? 'write' : 'read',
         wholeRead: route.method === 'get' && route.op === wholeRead,
       }),
@@ -200,7 +201,7 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
   const batchItem = merge(t.batch, written[family.batchPath]) as Json;
   const post = completeOperation(
     batchItem.post as Json,
-    facts(family.batchPath, { permission: 'write', forbidden: 'ForbiddenBatch' }),
+    facts(family.batchPath, { method: 'post', permission: 'write', forbidden: 'ForbiddenBatch' }),
   );
   paths[family.batchPath] = { ...batchItem, post };
   for (const p of Object.keys(written))
@@ -225,7 +226,7 @@ function otherPaths(doc: Json, fragment: Fragment): Json {
           : method === 'get'
             ? 'read'
             : 'write';
-      const facts = { path: p, tag: fragment.tag ?? 'service', store, permission };
+      const facts = { path: p, method, tag: fragment.tag ?? 'service', store, permission };
       completed[method] = completeOperation(op, facts, doc, (completed.parameters as Json[]) ?? []);
     }
     out[p] = completed;

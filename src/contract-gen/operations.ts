@@ -8,6 +8,7 @@ import { isObject, type Json, ref, refName, resolve } from './tree';
 /** What the generator knows of an operation besides its fragment. */
 export interface OperationFacts {
   readonly path: string;
+  readonly method: string;
   readonly tag: string;
   /** Under /store: authenticated, rate limited, counted. */
   readonly store: boolean;
@@ -146,7 +147,8 @@ export function completeOperation(
     add('409', key && facts.title && `${facts.title}WrongType`);
     add('412', params.includes('IfMatch') && 'PreconditionFailed');
     add('413', out.requestBody !== undefined && 'PayloadTooLarge');
-    add('415', out.requestBody !== undefined && 'UnsupportedMediaType');
+    // A POST needs a JSON Content-Type (or a Bearer token) even without a body (http/browsers.ts).
+    add('415', (out.requestBody !== undefined || facts.method === 'post') && 'UnsupportedMediaType');
     add('429', 'TooManyRequests');
     add('500', 'ServerError');
     add('503', !out['x-no-redis'] && 'ServiceUnavailable');

@@ -66,6 +66,8 @@ export class Routes {
         query: req.query,
         body: req.body,
       });
+      // After validation: a POST whose body is required and missing is a 400 that runs nothing either way.
+      if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
     const body = operation.hasBody ? [this.readBody(path)] : [];
@@ -82,8 +84,28 @@ function requireJson(req: Request): void {
   }
 }
 
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const BEARER = /^\s*bearer\s/i;
+
+/**
+ * A POST must carry what a form or a no-cors fetch cannot send without a CORS preflight: a JSON Content-Type, or
+ * a Bearer Authorization header (a browser adds remembered Basic credentials by itself; never a Bearer token).
+ * Routes that take no body (a set pop, the admin flush) are otherwise one `<form method=post>` away.
+ */
+function refuseSimplePost(req: Request): void {
+  const type = req.headers['content-type'];
+  if (type !== undefined && JSON_TYPE.test(type)) return;
+  if (BEARER.test(req.headers.authorization ?? '')) return;
+  throw new ApiError(
+    'unsupported_media_type',
+    `A POST needs Content-Type: application/json (even without a body) or a Bearer Authorization header, not '${
+      type?.slice(0, 100) ?? 'none'
+    }': so that no HTML form or no-cors fetch from a web page can trigger it`,
+  );
+}
+
 /** '/store/string/{key}' -> ['/store/string/:key', '/api/string/:key']: the Express paths under every prefix. */
-function underPrefixes(path: string): string[] {
+export function underPrefixes(path: string): string[] {
   const relative = path.replace(/^\/store/, '').replace(/\{(\w+)\}/g, ':$1');
   return PREFIXES.map((prefix) => prefix + relative);
 }

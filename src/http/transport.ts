@@ -27,4 +27,6 @@ export interface Transport {
   readonly limiterRedis: RedisClient;
   /** Where the rate limiter keeps its counters (under the internal prefix). */
   readonly keyspace: Keyspace;
+  /** True when any credential is configured (protected mode and `info` depend on it; a test may swap it). */
+  authConfigured: () => boolean;
 }

@@ -32,9 +32,15 @@ export interface Op {
   result(replies: unknown[]): Outcome;
   /**
    * Run by a route (never by a batch) instead of answering 404 not_found: a list pop's bounded wait for an item
-   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away; `block` sends its blocking command.
+   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away; `client` is who the wait counts against
+   * (a credential or an address: SVC_LIST_MAX_WAITERS_PER_CLIENT); `block` sends its blocking command.
    */
-  readonly whenEmpty?: (store: Store, abandoned: AbortSignal, block: Blocking) => Promise<Outcome>;
+  readonly whenEmpty?: (
+    store: Store,
+    abandoned: AbortSignal,
+    client: string,
+    block: Blocking,
+  ) => Promise<Outcome>;
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { Response } from 'express';
 import type { Context } from '../context';
 import { runOp } from '../engine/run';
+import { clientIdentity } from '../http/client-address';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson, sendTagged } from '../http/send';
@@ -15,10 +16,18 @@ export function opRoute(
   build: (input: RequestInput) => Op,
 ): void {
   const { permission } = ctx.contract.operation(method, path);
-  routes.custom(method, path, async (input, _req, res) => {
+  // Who a wait counts against (SVC_LIST_MAX_WAITERS_PER_CLIENT): a credential, else an address.
+  const clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
+  routes.custom(method, path, async (input, req, res) => {
     const op = build(input);
     ctx.access.authorize(res, permission, op.keys);
-    const outcome = await runOp(ctx.store, op, op.whenEmpty && abandoned(res));
+    const waits = op.whenEmpty !== undefined;
+    const outcome = await runOp(
+      ctx.store,
+      op,
+      waits ? abandoned(res) : undefined,
+      waits ? clientOf(req, res) : undefined,
+    );
     if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
     else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
   });
