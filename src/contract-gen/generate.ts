@@ -52,6 +52,8 @@ interface Fragment {
   family?: FamilyNames;
   /** The tag of every operation of a non-family fragment. */
   tag?: string;
+  /** Responses every operation of a non-family fragment answers, besides its own (its own win). */
+  responses?: Json;
   paths?: Json;
   components?: Record<string, Json>;
 }
@@ -216,8 +218,11 @@ function otherPaths(doc: Json, fragment: Fragment): Json {
   for (const [p, item] of Object.entries(fragment.paths ?? {})) {
     const completed = withParameters(p, item);
     for (const method of METHODS) {
-      const op = completed[method] as Json | undefined;
-      if (!op) continue;
+      const written = completed[method] as Json | undefined;
+      if (!written) continue;
+      const op = fragment.responses
+        ? { ...written, responses: { ...fragment.responses, ...(written.responses as Json) } }
+        : written;
       const store = p.startsWith('/store/');
       const permission: Permission | undefined = !store
         ? undefined
