@@ -203,7 +203,13 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
   const batchItem = merge(t.batch, written[family.batchPath]) as Json;
   const post = completeOperation(
     batchItem.post as Json,
-    facts(family.batchPath, { method: 'post', permission: 'write', forbidden: 'ForbiddenBatch' }),
+    facts(family.batchPath, {
+      method: 'post',
+      permission: 'write',
+      forbidden: 'ForbiddenBatch',
+      batch: true,
+    }),
+    doc,
   );
   paths[family.batchPath] = { ...batchItem, post };
   for (const p of Object.keys(written))

@@ -19,6 +19,8 @@ export interface OperationFacts {
   readonly title?: string;
   /** The family's whole-key read (GET /{key}): it answers the key's ETag, and 304 to If-None-Match. */
   readonly wholeRead?: boolean;
+  /** A family's batch: its 400 comes from its generated schemas, later (generate.ts, batchBadRequest). */
+  readonly batch?: boolean;
 }
 
 const FORBIDDEN: Record<Permission, string> = {
@@ -112,6 +114,18 @@ export function completeOperation(
     };
     conditional('IfMatch', key && facts.permission === 'write');
     conditional('IfNoneMatchRead', facts.wholeRead);
+    // Parameters every operation of a kind takes, first, when the contract declares them: an Idempotency-Key on
+    // every write, the value encoding on every read of a family.
+    const leading = (name: string, when: boolean | undefined) => {
+      const declared =
+        doc &&
+        isObject((doc.components as Json | undefined)?.parameters) &&
+        name in ((doc.components as Json).parameters as Json);
+      if (when && declared && !paramNames(out).includes(name))
+        out.parameters = [ref('parameters', name), ...((out.parameters as Json[]) ?? [])];
+    };
+    leading('IdempotencyKey', facts.permission === 'write');
+    leading('Encoding', facts.title !== undefined && facts.method === 'get');
     const params = paramNames(out);
     const etag = params.includes('IfMatch') || params.includes('IfNoneMatchRead');
     for (const [status, r] of Object.entries(responses)) {
@@ -139,7 +153,8 @@ export function completeOperation(
       if (name && responses[status] === undefined) responses[status] = ref('responses', name);
     };
     add('304', params.includes('IfNoneMatchRead') && 'NotModified');
-    const bad = doc && responses['400'] === undefined ? badRequest(doc, out, pathParams) : undefined;
+    const bad =
+      doc && !facts.batch && responses['400'] === undefined ? badRequest(doc, out, pathParams) : undefined;
     if (bad) responses['400'] = bad;
     add('400', key && 'InvalidKey');
     add('401', 'Unauthorized');
