@@ -144,15 +144,43 @@ end
 -- ETags (issue 17): conditional requests, checked in the same script call as the operation they guard. --------
 -- Kept apart from the functions above, which they wrap: an operation that asks for no ETag never runs this code.
 
--- The key's strong ETag (a SHA-1 of its content, without quotes), or nil when the key does not exist. No storage:
--- a string's digest is that of its value (`value` when the caller has just read it); any other type's is that
--- of DUMP, which serializes every type (and any the service learns later) and is cheap for compact encodings.
--- DUMP compresses long strings (LZF, ~5 ms per incompressible MiB), hence the value itself for strings.
--- Equal content may serialize differently after a restart, an upgrade or a re-encoding: a spurious change of
--- ETag (a needless 412 or 200 instead of 304), never a missed one.
+-- The key's strong ETag (a SHA-1 of its content, without quotes), or nil when the key does not exist. No storage,
+-- and the content only (issue 28): never the encoding, the hash table's order (DUMP's, which rehashing changes on
+-- reads), a restart or a replica. A string's digest is that of its value (`value` when the caller has just read
+-- it); a list's of its elements in order; a sorted set's of its members in order with their scores; a hash's of
+-- its field/value pairs and a set's of its members, each pair or member digested on its own and the digests
+-- sorted: hex digits sort the same in every collation (Redis sets LC_COLLATE from its environment, and Lua's `<`
+-- follows it), the raw fields might not. Each element is length-prefixed, so no two contents share an encoding.
+-- Another type (not served, e.g. a stream under DELETE /store/keys) falls back to DUMP.
+local function framed(parts, from, step, width)
+  local out = {}
+  for i = from, #parts, step do
+    local piece = {}
+    for j = 0, width - 1 do
+      local s = parts[i + j]
+      piece[#piece + 1] = #s .. ':' .. s
+    end
+    out[#out + 1] = table.concat(piece)
+  end
+  return out
+end
+local function unordered(kind, parts, width)
+  local digests = framed(parts, 1, width, width)
+  for i = 1, #digests do digests[i] = redis.sha1hex(digests[i]) end
+  table.sort(digests)
+  return redis.sha1hex(kind .. ':' .. table.concat(digests))
+end
 local function etag_of(key, actual, value)
   if actual == 'none' then return nil end
   if actual == 'string' then return redis.sha1hex(value or redis.call('GET', key)) end
+  if actual == 'list' then
+    return redis.sha1hex('list:' .. table.concat(framed(redis.call('LRANGE', key, 0, -1), 1, 1, 1)))
+  end
+  if actual == 'zset' then
+    return redis.sha1hex('zset:' .. table.concat(framed(redis.call('ZRANGE', key, 0, -1, 'WITHSCORES'), 1, 2, 2)))
+  end
+  if actual == 'hash' then return unordered('hash', redis.call('HGETALL', key), 2) end
+  if actual == 'set' then return unordered('set', redis.call('SMEMBERS', key), 1) end
   return redis.sha1hex(redis.call('DUMP', key))
 end
 
