@@ -78,7 +78,13 @@ describe('an upload over the body limit without Expect: 100-continue, to the ser
       SVC_RATE_LIMIT_ENABLED: 'false',
     });
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && !(await fetch(`${base}/`).then((r) => r.ok, () => false)))
+    while (
+      Date.now() < deadline &&
+      !(await fetch(`${base}/`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    )
       await new Promise((r) => setTimeout(r, 100));
   }, 70_000);
   afterAll(killServices);

@@ -42,7 +42,13 @@ describe('integer query parameters', () => {
 
 describe('a key listing cursor', () => {
   test('when it carries a character after its end (WzAsIjE3OTIiXQ=X), then 400 like any cursor the service did not give', async () => {
-    for (const cursor of ['WzAsIjE3OTIiXQ=X', 'WzAsIjE3OTIiXQ=', 'WzAsIjE3OTIiXQ==', 'WzAsIjE3OTIiXQ!', 'WzAsICIxNzkyIl0']) {
+    for (const cursor of [
+      'WzAsIjE3OTIiXQ=X',
+      'WzAsIjE3OTIiXQ=',
+      'WzAsIjE3OTIiXQ==',
+      'WzAsIjE3OTIiXQ!',
+      'WzAsICIxNzkyIl0',
+    ]) {
       const res = await api().get('/store/keys').query({ cursor });
       expect([cursor, res.status, res.body.error]).toEqual([cursor, 400, 'invalid_request']);
     }

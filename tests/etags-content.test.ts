@@ -25,15 +25,35 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const LONG = 'v'.repeat(100); // over 64 bytes: no compact encoding, whatever the size
 
 /** Keys of each family in their compact encoding (small) and their big one (many elements, or a long value). */
-const KEYS: [family: string, key: string, seed: (k: string) => Promise<unknown>, read: (i: number) => string][] = [
-  ['hash', 'small-h', (k) => redis.hset(k, ...range(20).flatMap((i) => [`f${i}`, `v${i}`])), (i) => `field/f${i}`],
-  ['hash', 'big-h', (k) => redis.hset(k, ...range(300).flatMap((i) => [`f${i}`, `v${i}`])), (i) => `field/f${i}`],
+const KEYS: [
+  family: string,
+  key: string,
+  seed: (k: string) => Promise<unknown>,
+  read: (i: number) => string,
+][] = [
+  [
+    'hash',
+    'small-h',
+    (k) => redis.hset(k, ...range(20).flatMap((i) => [`f${i}`, `v${i}`])),
+    (i) => `field/f${i}`,
+  ],
+  [
+    'hash',
+    'big-h',
+    (k) => redis.hset(k, ...range(300).flatMap((i) => [`f${i}`, `v${i}`])),
+    (i) => `field/f${i}`,
+  ],
   ['hash', 'long-h', (k) => redis.hset(k, 'a', LONG, 'b', 'x'), () => 'field/a'],
   ['set', 'small-s', (k) => redis.sadd(k, ...range(20).map((i) => `m${i}`)), (i) => `member/m${i}/exists`],
   ['set', 'int-s', (k) => redis.sadd(k, ...range(20)), (i) => `member/${i}/exists`],
   ['set', 'big-s', (k) => redis.sadd(k, ...range(300).map((i) => `m${i}`)), (i) => `member/m${i}/exists`],
   ['zset', 'small-z', (k) => redis.zadd(k, ...range(20).flatMap((i) => [i, `m${i}`])), (i) => `member/m${i}`],
-  ['zset', 'big-z', (k) => redis.zadd(k, ...range(300).flatMap((i) => [i / 3, `m${i}`])), (i) => `member/m${i}`],
+  [
+    'zset',
+    'big-z',
+    (k) => redis.zadd(k, ...range(300).flatMap((i) => [i / 3, `m${i}`])),
+    (i) => `member/m${i}`,
+  ],
   ['list', 'small-l', (k) => redis.rpush(k, ...range(20).map((i) => `e${i}`)), (i) => `index/${i}`],
   ['list', 'big-l', (k) => redis.rpush(k, ...range(300).map(() => LONG)), (i) => `index/${i}`],
 ];
@@ -49,11 +69,13 @@ describe.each(KEYS)('a %s key (%s)', (family, key, seed, read) => {
   test('when it is read 20 times, reloaded (DEBUG RELOAD) and read again, then its ETag stays the same', async () => {
     await seed(raw(key));
     const before = await etagOf(family, key);
-    for (const i of range(20)) expect((await api().get(`/store/${family}/${key}/${read(i)}`)).status).toBe(200);
+    for (const i of range(20))
+      expect((await api().get(`/store/${family}/${key}/${read(i)}`)).status).toBe(200);
     expect(await etagOf(family, key)).toBe(before);
     await redis.call('DEBUG', 'RELOAD');
     expect(await etagOf(family, key)).toBe(before);
-    for (const i of range(20)) expect((await api().get(`/store/${family}/${key}/${read(i)}`)).status).toBe(200);
+    for (const i of range(20))
+      expect((await api().get(`/store/${family}/${key}/${read(i)}`)).status).toBe(200);
     const conditional = await api().get(`/store/${family}/${key}`).set('If-None-Match', before);
     expect(conditional.status).toBe(304);
   });

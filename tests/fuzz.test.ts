@@ -80,13 +80,17 @@ async function snapshot(): Promise<Map<string, string>> {
   return out;
 }
 
-/** The keys whose content differs; a key with a TTL that is gone has expired (a `ttl: 1` of an earlier run). */
+/**
+ * The keys whose content differs. A key with a TTL that is gone, or read empty (gone between TYPE and the read),
+ * has expired (a `ttl: 1` of an earlier run).
+ */
 function differences(before: Map<string, string>, after: Map<string, string>): string[] {
   const keys = new Set([...before.keys(), ...after.keys()]);
   return [...keys].filter((k) => {
     const [was, now] = [before.get(k), after.get(k)];
     if (was === now) return false;
-    return !(now === undefined && was !== undefined && JSON.parse(was)[2] === true);
+    const expired = now === undefined || ['null', '[]', '{}'].includes(JSON.stringify(JSON.parse(now)[1]));
+    return !(expired && was !== undefined && JSON.parse(was)[2] === true);
   });
 }
 
@@ -117,7 +121,8 @@ async function etagOf(state: Map<string, string>, key: string): Promise<string |
   const type = JSON.parse(state.get(key) ?? '[]')[0];
   if (!FAMILIES.has(type)) return null;
   const path = `/store/${type}/${encodeURIComponent(key)}`;
-  return (await send({ method: 'head', template: '', path, query: {}, headers: { 'If-None-Match': '"-"' } })).etag;
+  return (await send({ method: 'head', template: '', path, query: {}, headers: { 'If-None-Match': '"-"' } }))
+    .etag;
 }
 
 /** Runs one request and checks everything the contract promises about its answer. */
@@ -141,7 +146,8 @@ async function check(op: Operation, req: FuzzRequest): Promise<void> {
     );
   if (target && changed.length === 0 && etagBefore !== null) {
     const etagAfter = await etagOf(after, target);
-    if (etagAfter !== etagBefore) throw new Error(`ETag of unchanged ${target} went ${etagBefore} -> ${etagAfter}`);
+    if (etagAfter !== etagBefore)
+      throw new Error(`ETag of unchanged ${target} went ${etagBefore} -> ${etagAfter}`);
   }
 }
 
@@ -166,7 +172,8 @@ describe.each(operations.map((op, i) => [`${op.method.toUpperCase()} ${op.templa
         );
       } catch (err) {
         // The seed of this operation, to run it again alone.
-        (err as Error).message = `FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} (operation seed ${seed})\n${(err as Error).message}`;
+        (err as Error).message =
+          `FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} (operation seed ${seed})\n${(err as Error).message}`;
         throw err;
       }
     });

@@ -45,9 +45,10 @@ export class Generator {
       for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
         const op = item[method] as Json | undefined;
         if (!op) continue;
-        const parameters = [...((item.parameters as Schema[]) ?? []), ...((op.parameters as Schema[]) ?? [])].map(
-          (p) => this.resolve(p) as Operation['parameters'][number],
-        );
+        const parameters = [
+          ...((item.parameters as Schema[]) ?? []),
+          ...((op.parameters as Schema[]) ?? []),
+        ].map((p) => this.resolve(p) as Operation['parameters'][number]);
         const content = (this.resolve((op.requestBody ?? {}) as Schema).content ?? {}) as Json;
         const body = (content['application/json'] as Json | undefined)?.schema as Schema | undefined;
         ops.push({ method, template, parameters, body });
@@ -67,7 +68,9 @@ export class Generator {
       return p.required || p.in === 'path' ? arb : fc.option(arb, { nil: undefined, freq: 2 });
     };
     const pick = (where: string) =>
-      fc.record(Object.fromEntries(op.parameters.filter((p) => p.in === where).map((p) => [p.name, param(p)])));
+      fc.record(
+        Object.fromEntries(op.parameters.filter((p) => p.in === where).map((p) => [p.name, param(p)])),
+      );
     return fc
       .record({
         path: pick('path'),
@@ -78,7 +81,9 @@ export class Generator {
       .map(({ path, query, headers, body }) => ({
         method: op.method,
         template: op.template,
-        path: op.template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(path[name] as string)),
+        path: op.template.replace(/\{(\w+)\}/g, (_, name: string) =>
+          encodeURIComponent(path[name] as string),
+        ),
         query: defined(query),
         headers: defined(headers),
         body,
@@ -88,28 +93,40 @@ export class Generator {
   /** A valid request with one thing broken: a parameter, a header, the body's shape or its JSON. */
   invalid(op: Operation): fc.Arbitrary<FuzzRequest> {
     const text = fc.string({ maxLength: 12 });
-    return fc.tuple(this.valid(op), fc.nat(), text, fc.jsonValue({ maxDepth: 2 })).chain(([req, n, s, json]) => {
-      const mutations: (() => FuzzRequest)[] = [
-        () => ({ ...req, query: { ...req.query, [pickOf(op.parameters, n)?.name ?? 'x']: s } }),
-        () => ({ ...req, headers: { ...req.headers, [n % 2 ? 'If-Match' : 'If-None-Match']: headerText(s) } }),
-      ];
-      // The last path segment, when it is a parameter (a literal one would be another path, e.g. .../ttl).
-      if (op.template.endsWith('}'))
-        mutations.push(() => ({ ...req, path: req.path.replace(/[^/]+$/, encodeURIComponent(s) || '%20') }));
-      const body = req.body;
-      // fetch sends no body with GET (nor would most clients).
-      if (op.method !== 'get') mutations.push(() => ({ ...req, body: json }), () => ({ ...req, body: s, raw: true }));
-      if (isObject(body)) {
-        const keys = Object.keys(body);
-        const key = keys[n % Math.max(1, keys.length)] ?? 'x';
-        mutations.push(
-          () => ({ ...req, body: { ...body, [key]: json } }),
-          () => ({ ...req, body: { ...body, [`${s}_extra`]: json } }),
-          () => ({ ...req, body: Object.fromEntries(Object.entries(body).filter(([k]) => k !== key)) }),
-        );
-      }
-      return fc.constant((mutations[n % mutations.length] as () => FuzzRequest)());
-    });
+    return fc
+      .tuple(this.valid(op), fc.nat(), text, fc.jsonValue({ maxDepth: 2 }))
+      .chain(([req, n, s, json]) => {
+        const mutations: (() => FuzzRequest)[] = [
+          () => ({ ...req, query: { ...req.query, [pickOf(op.parameters, n)?.name ?? 'x']: s } }),
+          () => ({
+            ...req,
+            headers: { ...req.headers, [n % 2 ? 'If-Match' : 'If-None-Match']: headerText(s) },
+          }),
+        ];
+        // The last path segment, when it is a parameter (a literal one would be another path, e.g. .../ttl).
+        if (op.template.endsWith('}'))
+          mutations.push(() => ({
+            ...req,
+            path: req.path.replace(/[^/]+$/, encodeURIComponent(s) || '%20'),
+          }));
+        const body = req.body;
+        // fetch sends no body with GET (nor would most clients).
+        if (op.method !== 'get')
+          mutations.push(
+            () => ({ ...req, body: json }),
+            () => ({ ...req, body: s, raw: true }),
+          );
+        if (isObject(body)) {
+          const keys = Object.keys(body);
+          const key = keys[n % Math.max(1, keys.length)] ?? 'x';
+          mutations.push(
+            () => ({ ...req, body: { ...body, [key]: json } }),
+            () => ({ ...req, body: { ...body, [`${s}_extra`]: json } }),
+            () => ({ ...req, body: Object.fromEntries(Object.entries(body).filter(([k]) => k !== key)) }),
+          );
+        }
+        return fc.constant((mutations[n % mutations.length] as () => FuzzRequest)());
+      });
   }
 
   /** An arbitrary of the values `schema` accepts; `name` is the property or parameter it is for. */
@@ -139,10 +156,16 @@ export class Generator {
         if (WAITS.has(name)) return fc.constant(0);
         const lo = Math.max(min ?? -1000, -1000);
         const hi = Math.min(max ?? 1000, 1000);
-        return fc.oneof(fc.integer({ min: lo, max: Math.max(lo, hi) }), fc.constantFrom(min ?? lo, max ?? hi));
+        return fc.oneof(
+          fc.integer({ min: lo, max: Math.max(lo, hi) }),
+          fc.constantFrom(min ?? lo, max ?? hi),
+        );
       }
       case 'number':
-        return fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ min: min ?? -1e6, max: max ?? 1e6, noNaN: true }));
+        return fc.oneof(
+          fc.integer({ min: -1000, max: 1000 }),
+          fc.double({ min: min ?? -1e6, max: max ?? 1e6, noNaN: true }),
+        );
       case 'string': {
         const minLength = (s.minLength as number | undefined) ?? 0;
         const maxLength = Math.min((s.maxLength as number | undefined) ?? 16, minLength + 16);
@@ -183,18 +206,26 @@ export class Generator {
   private pooled(pool: string[], other: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
     return fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom(...pool) },
-      { weight: 1, arbitrary: other.filter((v) => typeof v === 'string' && !RESERVED.has(v) && v.length <= 64) },
+      {
+        weight: 1,
+        arbitrary: other.filter((v) => typeof v === 'string' && !RESERVED.has(v) && v.length <= 64),
+      },
     );
   }
 
   private resolve(schema: Schema): Schema {
     let s = schema;
-    while (s.$ref) s = s.$ref.slice(2).split('/').reduce((o: Json, k) => o[k] as Json, this.doc) as Schema;
+    while (s.$ref)
+      s = s.$ref
+        .slice(2)
+        .split('/')
+        .reduce((o: Json, k) => o[k] as Json, this.doc) as Schema;
     return s;
   }
 }
 
-const sendable = (v: string) => /^([\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/.test(v);
+const sendable = (v: string) =>
+  /^([\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/.test(v);
 const headerText = (v: string) => (sendable(v.trim()) ? v.trim() : 'x');
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const pickOf = <T>(items: T[], n: number) => items[n % Math.max(1, items.length)];

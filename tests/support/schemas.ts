@@ -44,8 +44,12 @@ export function responseProblems(method: string, path: string, status: number, b
   const validate = responseValidator(method, path, status);
   if (validate === undefined) return `${method.toUpperCase()} ${path}: status ${status} is not documented`;
   if (validate === null || validate(body)) return '';
-  return `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors?.slice(0, 2))} ${JSON.stringify(body).slice(0, 300)}`;
+  return `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors?.slice(0, 2))} ${String(JSON.stringify(body)).slice(0, 300)}`;
 }
+
+/** Whether the contract documents `status` (or its range, such as `4XX`) for the operation. */
+export const isDocumented = (method: string, path: string, status: number) =>
+  responseValidator(method, path, status) !== undefined;
 
 const validators = new Map<string, ValidateFunction | null | undefined>();
 

@@ -147,40 +147,37 @@ end
 -- The key's strong ETag (a SHA-1 of its content, without quotes), or nil when the key does not exist. No storage,
 -- and the content only (issue 28): never the encoding, the hash table's order (DUMP's, which rehashing changes on
 -- reads), a restart or a replica. A string's digest is that of its value (`value` when the caller has just read
--- it); a list's of its elements in order; a sorted set's of its members in order with their scores; a hash's of
--- its field/value pairs and a set's of its members, each pair or member digested on its own and the digests
--- sorted: hex digits sort the same in every collation (Redis sets LC_COLLATE from its environment, and Lua's `<`
--- follows it), the raw fields might not. Each element is length-prefixed, so no two contents share an encoding.
+-- it); a list's of its elements in order and a sorted set's of its members in order with their scores, as JSON
+-- (cjson: an unambiguous encoding, in C); a hash's of its field/value pairs and a set's of its members, each pair
+-- or member digested on its own and the digests sorted: hex digits sort the same in every collation (Redis sets
+-- LC_COLLATE from its environment, and Lua's `<` follows it), raw fields might not. Costs in docs/performance.md.
 -- Another type (not served, e.g. a stream under DELETE /store/keys) falls back to DUMP.
-local function framed(parts, from, step, width)
-  local out = {}
-  for i = from, #parts, step do
-    local piece = {}
-    for j = 0, width - 1 do
-      local s = parts[i + j]
-      piece[#piece + 1] = #s .. ':' .. s
-    end
-    out[#out + 1] = table.concat(piece)
-  end
-  return out
-end
-local function unordered(kind, parts, width)
-  local digests = framed(parts, 1, width, width)
-  for i = 1, #digests do digests[i] = redis.sha1hex(digests[i]) end
+local function sorted_digests(kind, digests)
   table.sort(digests)
   return redis.sha1hex(kind .. ':' .. table.concat(digests))
 end
+local ETAG_DIGEST = {
+  list = function(key) return redis.sha1hex('list:' .. cjson.encode(redis.call('LRANGE', key, 0, -1))) end,
+  zset = function(key)
+    return redis.sha1hex('zset:' .. cjson.encode(redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')))
+  end,
+  hash = function(key)
+    local pairs, digests = redis.call('HGETALL', key), {}
+    -- The field's length first: no two pairs share a text.
+    for i = 1, #pairs, 2 do digests[#digests + 1] = redis.sha1hex(#pairs[i] .. ':' .. pairs[i] .. pairs[i + 1]) end
+    return sorted_digests('hash', digests)
+  end,
+  set = function(key)
+    local members = redis.call('SMEMBERS', key)
+    for i = 1, #members do members[i] = redis.sha1hex(members[i]) end
+    return sorted_digests('set', members)
+  end,
+}
 local function etag_of(key, actual, value)
   if actual == 'none' then return nil end
   if actual == 'string' then return redis.sha1hex(value or redis.call('GET', key)) end
-  if actual == 'list' then
-    return redis.sha1hex('list:' .. table.concat(framed(redis.call('LRANGE', key, 0, -1), 1, 1, 1)))
-  end
-  if actual == 'zset' then
-    return redis.sha1hex('zset:' .. table.concat(framed(redis.call('ZRANGE', key, 0, -1, 'WITHSCORES'), 1, 2, 2)))
-  end
-  if actual == 'hash' then return unordered('hash', redis.call('HGETALL', key), 2) end
-  if actual == 'set' then return unordered('set', redis.call('SMEMBERS', key), 1) end
+  local digest = ETAG_DIGEST[actual]
+  if digest then return digest(key) end
   return redis.sha1hex(redis.call('DUMP', key))
 end
 
