@@ -6,7 +6,10 @@ import Redis from 'ioredis';
 
 const lua = readFileSync(join(__dirname, '..', 'src', 'redis', 'scripts', 'typed.lua'), 'utf8');
 // typed.lua's digest functions as they are, then a loop that times them (µs per call, the mean of `n` calls).
-const digest = lua.slice(lua.indexOf('local function sorted_digests'), lua.indexOf('-- Whether `key`, holding type'));
+const digest = lua.slice(
+  lua.indexOf('local function sorted_digests'),
+  lua.indexOf('-- Whether `key`, holding type'),
+);
 const script = `${digest}
 local kind, n = redis.call('TYPE', KEYS[1])['ok'], tonumber(ARGV[1])
 local function timed(f)
