@@ -81,15 +81,16 @@ async function snapshot(): Promise<Map<string, string>> {
 }
 
 /**
- * The keys whose content differs. A key with a TTL that is gone, or read empty (gone between TYPE and the read),
- * has expired (a `ttl: 1` of an earlier run).
+ * The keys whose content differs. A key with a TTL that is gone, or read as none or empty (gone between SCAN,
+ * TYPE and the read), has expired (a `ttl: 1` of an earlier run).
  */
 function differences(before: Map<string, string>, after: Map<string, string>): string[] {
   const keys = new Set([...before.keys(), ...after.keys()]);
   return [...keys].filter((k) => {
     const [was, now] = [before.get(k), after.get(k)];
     if (was === now) return false;
-    const expired = now === undefined || ['null', '[]', '{}'].includes(JSON.stringify(JSON.parse(now)[1]));
+    const [type, content] = now === undefined ? ['none'] : JSON.parse(now);
+    const expired = type === 'none' || ['null', '[]', '{}'].includes(JSON.stringify(content));
     return !(expired && was !== undefined && JSON.parse(was)[2] === true);
   });
 }
