@@ -139,6 +139,12 @@ async function check(op: Operation, req: FuzzRequest): Promise<void> {
   if (answer.status >= 500) throw new Error(`server error: ${where}`);
   const problem = responseProblems(op.method, op.template, answer.status, answer.body);
   if (problem) throw new Error(`${problem}\n${where}`);
+  // HEAD answers as GET does, without a body (the body was checked with the GET).
+  if (req.method === 'get') {
+    const head = await send(req, 'HEAD');
+    if (head.status !== answer.status || head.body !== undefined)
+      throw new Error(`HEAD answered ${head.status} ${String(head.body)}: ${where}`);
+  }
   const after = await snapshot();
   const changed = differences(before, after);
   if (answer.status >= 400 && changed.length > 0)
