@@ -279,6 +279,12 @@ export const SETTINGS = {
     schema: str('X-Request-ID', { pattern: '^[A-Za-z0-9-]{1,64}$' }),
     description: 'request id header name',
   },
+  SVC_UPSTASH_ENABLED: {
+    path: 'upstash.enabled',
+    schema: bool(true),
+    info: 'upstash_enabled',
+    description: 'the Upstash-compatible command endpoint at `/upstash` (docs/upstash.md)',
+  },
   SVC_CHANGES_ENABLED: {
     path: 'changes.enabled',
     schema: bool(false),
