@@ -35,19 +35,20 @@ export function unknownCommand(args: readonly string[]): ApiError {
   );
 }
 
-/** `prefix`: SVC_KEY_PREFIX followed by the credential's prefix ('' for none). */
-export function plan(table: CommandTable, raw: readonly string[], prefix: string): Planned {
+/** `prefix`: SVC_KEY_PREFIX followed by the credential's prefix ('' for none); `tenant`: the credential has one. */
+export function plan(table: CommandTable, raw: readonly string[], prefix: string, tenant = false): Planned {
   if (raw.length === 0) throw new ApiError('invalid_request', 'ERR empty command');
   const spec = table.find(raw);
   if (!spec) throw unknownCommand(raw);
-  const verdict = judge(spec, raw, prefix !== '');
+  const verdict = judge(spec, raw, prefix !== '', tenant);
   const { positions, exact } = keyPositions(spec, raw);
   if (!exact && prefix !== '')
     throw new ApiError(
       'forbidden',
       `ERR the keys of '${spec.name.toUpperCase().replace('|', ' ')}' cannot be located from the command table, so it cannot be confined to a prefix`,
     );
-  const args = [...raw];
+  // Upper case: ioredis transforms the replies of some lower-case names (hgetall into an object).
+  const args = [(raw[0] as string).toUpperCase(), ...raw.slice(1)];
   const keys: string[] = [];
   for (const i of positions) {
     const key = prefix + (args[i] as string);

@@ -70,8 +70,8 @@ const ADMIN = new Set([
 ]);
 
 /**
- * Scripts and functions: they may touch keys they do not declare, so only an unprefixed credential may run them
- * (a tenant could reach other tenants' keys), and only with `admin` (an undeclared key could be an internal one).
+ * Scripts and functions: they may touch keys they do not declare, so a credential with a prefix may not run them
+ * (a tenant could reach other tenants' keys), and only `admin` may (an undeclared key could be an internal one).
  */
 export const SCRIPTS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
 
@@ -97,8 +97,16 @@ const refuse = (name: string, why: string) =>
     `ERR command '${name.toUpperCase().replace('|', ' ')}' is not allowed here: ${why}`,
   );
 
-/** What `spec` needs, or throws 403 for a command the endpoint never runs (or not for this prefix). */
-export function judge(spec: CommandSpec, args: readonly string[], prefixed: boolean): Verdict {
+/**
+ * What `spec` needs, or throws 403 for a command the endpoint never runs (or not for this caller). `prefixed`: keys go
+ * under a prefix (SVC_KEY_PREFIX or the credential's); `tenant`: the credential itself has one.
+ */
+export function judge(
+  spec: CommandSpec,
+  args: readonly string[],
+  prefixed: boolean,
+  tenant: boolean,
+): Verdict {
   const { name } = spec;
   const top = name.split('|', 1)[0] as string;
   const why = REFUSED[top];
@@ -111,7 +119,7 @@ export function judge(spec: CommandSpec, args: readonly string[], prefixed: bool
   if ((top === 'sort' || top === 'sort_ro') && sortReachesOtherKeys(args))
     throw refuse(name, 'BY and GET patterns read keys the command does not declare');
   const script = SCRIPTS.has(top);
-  if (script && prefixed) throw refuse(name, 'scripts and functions can reach keys outside a prefix');
+  if (script && tenant) throw refuse(name, 'scripts and functions can reach keys outside a prefix');
   const writes = spec.flags.has('write');
   const admin = ADMIN.has(name) || script;
   return {

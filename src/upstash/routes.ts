@@ -88,7 +88,8 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
   const planAll = async (res: Response, raw: string[][]): Promise<[Runner, Planned[]]> => {
     const r = runner(res);
     const t = await loadTable();
-    const planned = raw.map((c) => plan(t, c, r.prefix));
+    const tenant = (principalOf(res)?.prefix ?? '') !== '';
+    const planned = raw.map((c) => plan(t, c, r.prefix, tenant));
     const needed = planned.some((p) => p.permission === 'admin')
       ? 'admin'
       : planned.some((p) => p.permission === 'write')

@@ -66,7 +66,7 @@ export async function subscribe(
   });
   heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   heartbeat.unref();
-  req.once('close', end);
+  res.once('close', end);
   conn.once('end', end);
-  if (req.destroyed) end();
+  if (res.destroyed) end();
 }
