@@ -2,7 +2,7 @@
 import { ApiError } from '../errors';
 import type { Permission } from '../http/contract';
 import { INTERNAL_PREFIX } from '../redis/keys';
-import { escapeGlob, keyPositions } from './keys';
+import { escapeGlob, type KeyPositions, keyPositions } from './keys';
 import { judge } from './policy';
 import type { CommandSpec, CommandTable } from './table';
 
@@ -41,7 +41,7 @@ export function plan(table: CommandTable, raw: readonly string[], prefix: string
   const spec = table.find(raw);
   if (!spec) throw unknownCommand(raw);
   const verdict = judge(spec, raw, prefix !== '', tenant);
-  const { positions, exact } = keyPositions(spec, raw);
+  const { positions, exact } = sortStore(spec.name, raw) ?? keyPositions(spec, raw);
   if (!exact && prefix !== '')
     throw new ApiError(
       'forbidden',
@@ -60,6 +60,22 @@ export function plan(table: CommandTable, raw: readonly string[], prefix: string
     typeof name === 'string' && name.startsWith(prefix) ? name.slice(prefix.length) : name;
   const reply = special(spec.name, args, prefix, strip);
   return { name: spec.name, spec, args, keys, ...verdict, exact, reply };
+}
+
+/**
+ * SORT's STORE destination, which Redis's key specs leave 'unknown' (the keyword may come anywhere): found by
+ * walking the options as Redis parses them (BY and GET patterns are refused in policy.ts).
+ */
+function sortStore(name: string, args: readonly string[]): KeyPositions | undefined {
+  if (name !== 'sort' && name !== 'sort_ro') return undefined;
+  const positions = [1];
+  const skip: Record<string, number> = { by: 1, get: 1, limit: 2 };
+  for (let i = 2; i < args.length; i++) {
+    const word = (args[i] as string).toLowerCase();
+    if (word === 'store' && i + 1 < args.length) positions.push(++i);
+    else i += skip[word] ?? 0;
+  }
+  return { positions, exact: true };
 }
 
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);

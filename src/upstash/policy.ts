@@ -39,7 +39,7 @@ const REFUSED: Record<string, string> = {
   lolwut: 'server-wide',
   pfdebug: 'server-wide',
   pfselftest: 'server-wide',
-  object: 'OBJECT FREQ/HELP/ENCODING/IDLETIME/REFCOUNT are allowed',
+  object: 'OBJECT ENCODING, FREQ, IDLETIME and REFCOUNT are allowed',
   memory: 'MEMORY USAGE is allowed',
   command: 'server-wide',
 };

@@ -73,7 +73,11 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
   };
   const boot = randomUUID().slice(0, 8);
   let writes = 0;
-  const syncToken = () => `${boot}-${writes}`;
+  /**
+   * After a write, the number of that write (concurrent writes of one client each get their own token, as the SDK
+   * expects); otherwise the latest write's.
+   */
+  const syncToken = (res: Response) => `${boot}-${res.locals.upstashWrite ?? writes}`;
   const body = express.text({ type: () => true, limit: ctx.config.limits.maxBodyBytes });
 
   const runner = (res: Response): Runner => ({
@@ -81,7 +85,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     prefix: ctx.keyspace.prefix + (principalOf(res)?.prefix ?? ''),
     maxWait: ctx.config.limits.listMaxWait,
     wrote: () => {
-      writes++;
+      res.locals.upstashWrite = ++writes;
     },
   });
   /** Plans every command and checks the caller may run them all before anything runs. */
@@ -102,7 +106,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     const base64 = req.headers['upstash-encoding'] === 'base64';
     const encode = (item: Item): Item =>
       'result' in item && base64 ? { result: encodeBase64(item.result) } : item;
-    res.setHeader('upstash-sync-token', syncToken());
+    res.setHeader('upstash-sync-token', syncToken(res));
     if (Array.isArray(value)) return sendJson(res, 200, value.map(encode));
     if ('error' in value) {
       res.locals.errorType = 'invalid_request';
@@ -139,7 +143,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     if (kind === 'subscribe' || kind === 'psubscribe') {
       res.locals.route = `/upstash/${kind}`;
       ctx.access.authorize(res, 'read', []);
-      res.setHeader('upstash-sync-token', syncToken());
+      res.setHeader('upstash-sync-token', syncToken(res));
       await subscribe(
         req,
         res,
@@ -169,7 +173,7 @@ function abandoned(res: Response): AbortSignal {
 }
 
 /** Errors as the SDK reads them: `{"error": "<text>"}` with the status; Retry-After kept on 429 and 503. */
-function upstashErrors(ctx: Context, syncToken: () => string): ErrorRequestHandler {
+function upstashErrors(ctx: Context, syncToken: (res: Response) => string): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     const apiError = toApiError(err);
     res.locals.route ??= '/upstash';
@@ -186,7 +190,7 @@ function upstashErrors(ctx: Context, syncToken: () => string): ErrorRequestHandl
     if (apiError.headers)
       for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
     if (apiError.retryAfter !== undefined) res.setHeader('Retry-After', String(apiError.retryAfter));
-    res.setHeader('upstash-sync-token', syncToken());
+    res.setHeader('upstash-sync-token', syncToken(res));
     sendJson(res, apiError.status, { error: apiError.message });
   };
 }
