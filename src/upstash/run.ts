@@ -39,6 +39,8 @@ export async function runOne(runner: Runner, planned: Planned, abandoned?: Abort
   await vouchForKeys(store, planned);
   const special = await runSpecial(runner, planned);
   if (special) return special;
+  if (isCluster(store) && new Set(planned.keys.map((key) => calculateSlot(key))).size > 1)
+    return { error: "CROSSSLOT Keys in request don't hash to the same slot" };
   let reply: [Error | null, unknown];
   const wait = planned.blocking ? blockingWait(planned, runner.maxWait) : undefined;
   if (wait !== undefined) {
