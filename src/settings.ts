@@ -285,6 +285,14 @@ export const SETTINGS = {
     info: 'upstash_enabled',
     description: 'the Upstash-compatible command endpoint at `/upstash` (docs/upstash.md)',
   },
+  SVC_UPSTASH_SCRIPT_PERMISSION: {
+    path: 'upstash.scriptPermission',
+    schema: oneOf(['admin', 'write'], 'admin'),
+    info: 'upstash_script_permission',
+    live: true,
+    description:
+      'permission that EVAL / FCALL need at `/upstash` (`write` for @upstash/ratelimit; see docs/upstash.md for the risk)',
+  },
   SVC_CHANGES_ENABLED: {
     path: 'changes.enabled',
     schema: bool(false),

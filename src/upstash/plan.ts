@@ -36,11 +36,17 @@ export function unknownCommand(args: readonly string[]): ApiError {
 }
 
 /** `prefix`: SVC_KEY_PREFIX followed by the credential's prefix ('' for none); `tenant`: the credential has one. */
-export function plan(table: CommandTable, raw: readonly string[], prefix: string, tenant = false): Planned {
+export function plan(
+  table: CommandTable,
+  raw: readonly string[],
+  prefix: string,
+  tenant = false,
+  scriptPermission: Permission = 'admin',
+): Planned {
   if (raw.length === 0) throw new ApiError('invalid_request', 'ERR empty command');
   const spec = table.find(raw);
   if (!spec) throw unknownCommand(raw);
-  const verdict = judge(spec, raw, prefix !== '', tenant);
+  const verdict = judge(spec, raw, prefix !== '', tenant, scriptPermission);
   const { positions, exact } = sortStore(spec.name, raw) ?? keyPositions(spec, raw);
   if (!exact && prefix !== '')
     throw new ApiError(

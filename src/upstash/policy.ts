@@ -71,7 +71,8 @@ const ADMIN = new Set([
 
 /**
  * Scripts and functions: they may touch keys they do not declare, so a credential with a prefix may not run them
- * (a tenant could reach other tenants' keys), and only `admin` may (an undeclared key could be an internal one).
+ * (a tenant could reach other tenants' keys), and only `admin` may (an undeclared key could be an internal one)
+ * unless SVC_UPSTASH_SCRIPT_PERMISSION=write says otherwise.
  */
 export const SCRIPTS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
 
@@ -106,6 +107,7 @@ export function judge(
   args: readonly string[],
   prefixed: boolean,
   tenant: boolean,
+  scriptPermission: Permission = 'admin',
 ): Verdict {
   const { name } = spec;
   const top = name.split('|', 1)[0] as string;
@@ -121,9 +123,9 @@ export function judge(
   const script = SCRIPTS.has(top);
   if (script && tenant) throw refuse(name, 'scripts and functions can reach keys outside a prefix');
   const writes = spec.flags.has('write');
-  const admin = ADMIN.has(name) || script;
+  const admin = ADMIN.has(name);
   return {
-    permission: admin ? 'admin' : writes ? 'write' : 'read',
+    permission: admin ? 'admin' : script ? scriptPermission : writes ? 'write' : 'read',
     writes: writes || (script && !top.endsWith('_ro')) || ADMIN.has(name),
     blocking: spec.flags.has('blocking'),
     script,

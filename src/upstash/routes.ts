@@ -93,7 +93,8 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     const r = runner(res);
     const t = await loadTable();
     const tenant = (principalOf(res)?.prefix ?? '') !== '';
-    const planned = raw.map((c) => plan(t, c, r.prefix, tenant));
+    const scripts = ctx.config.upstash.scriptPermission;
+    const planned = raw.map((c) => plan(t, c, r.prefix, tenant, scripts));
     const needed = planned.some((p) => p.permission === 'admin')
       ? 'admin'
       : planned.some((p) => p.permission === 'write')
