@@ -76,6 +76,9 @@ const ADMIN = new Set([
  */
 export const SCRIPTS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
 
+/** Not writes for Redis, but they act on other clients: `write`. */
+const PUBLISHES = new Set(['publish', 'spublish']);
+
 /** Allowed only without a prefix: they count or pick among every key of the database. */
 const UNPREFIXED_ONLY = new Set([
   'dbsize',
@@ -125,7 +128,13 @@ export function judge(
   const writes = spec.flags.has('write');
   const admin = ADMIN.has(name);
   return {
-    permission: admin ? 'admin' : script ? scriptPermission : writes ? 'write' : 'read',
+    permission: admin
+      ? 'admin'
+      : script
+        ? scriptPermission
+        : writes || PUBLISHES.has(name)
+          ? 'write'
+          : 'read',
     writes: writes || (script && !top.endsWith('_ro')) || ADMIN.has(name),
     blocking: spec.flags.has('blocking'),
     script,
