@@ -1,4 +1,5 @@
 // The Upstash endpoint over raw HTTP: error shapes, path form, base64, refusals, and where keys are found.
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -187,6 +188,27 @@ describe('keys are found from the command table and put under the prefix', () =>
   test('a tenant scan sees no key of another', async () => {
     const tenantScan = await post('/upstash', ['SCAN', '0', 'COUNT', '1000'], tenant);
     expect(tenantScan.body.result[1]).toEqual([]);
+  });
+});
+
+describe('scripts written for Upstash', () => {
+  test('the allow-key-locking shebang flag is dropped, and EVALSHA of the original digest finds the script', async () => {
+    const admin = apiKey('uh-admin', ['read', 'write', 'admin']);
+    const scripted = await testApp('upstash-shebang', { SVC_API_KEYS: JSON.stringify({ keys: [admin] }) });
+    try {
+      const script = '#!lua flags=allow-key-locking\nreturn KEYS[1]';
+      const digest = createHash('sha1').update(script).digest('hex');
+      const send = (body: unknown) =>
+        request(scripted.data)
+          .post('/upstash')
+          .set('Authorization', bearer(admin))
+          .send(body as object);
+      expect((await send(['EVALSHA', digest, '1', 'k'])).body.error).toMatch(/^NOSCRIPT/);
+      expect((await send(['EVAL', script, '1', 'k'])).body).toEqual({ result: `${scripted.prefix}k` });
+      expect((await send(['EVALSHA', digest, '1', 'k'])).body).toEqual({ result: `${scripted.prefix}k` });
+    } finally {
+      await scripted.close();
+    }
   });
 });
 

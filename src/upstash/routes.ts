@@ -15,6 +15,7 @@ import { runPipeline, runTransaction } from './batch';
 import { encodeBase64 } from './encoding';
 import { type Planned, plan } from './plan';
 import { type Item, type Runner, runOne } from './run';
+import { ScriptFlags } from './shebang';
 import { subscribe } from './subscribe';
 import { CommandTable } from './table';
 
@@ -71,6 +72,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     });
     return table;
   };
+  const shebangs = new ScriptFlags();
   const boot = randomUUID().slice(0, 8);
   let writes = 0;
   /**
@@ -95,6 +97,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     const tenant = (principalOf(res)?.prefix ?? '') !== '';
     const scripts = ctx.config.upstash.scriptPermission;
     const planned = raw.map((c) => plan(t, c, r.prefix, tenant, scripts));
+    for (const p of planned) shebangs.rewrite(p.name, p.args);
     const needed = planned.some((p) => p.permission === 'admin')
       ? 'admin'
       : planned.some((p) => p.permission === 'write')
