@@ -10,11 +10,12 @@ import { apiKey, bearer } from './support/auth';
 
 const writer = apiKey('uh-writer', ['read', 'write']);
 const tenant = apiKey('uh-tenant', ['read', 'write'], 't1:');
+const admin = apiKey('uh-admin', ['read', 'write', 'admin']);
 
 let t: TestApp;
 let table: CommandTable;
 beforeAll(async () => {
-  t = await testApp('upstash-http', { SVC_API_KEYS: JSON.stringify({ keys: [writer, tenant] }) });
+  t = await testApp('upstash-http', { SVC_API_KEYS: JSON.stringify({ keys: [writer, tenant, admin] }) });
   table = await CommandTable.load(t.redis);
 });
 afterAll(() => t.close());
@@ -193,7 +194,6 @@ describe('keys are found from the command table and put under the prefix', () =>
 
 describe('scripts written for Upstash', () => {
   test('the allow-key-locking shebang flag is dropped, and EVALSHA of the original digest finds the script', async () => {
-    const admin = apiKey('uh-admin', ['read', 'write', 'admin']);
     const scripted = await testApp('upstash-shebang', { SVC_API_KEYS: JSON.stringify({ keys: [admin] }) });
     try {
       const script = '#!lua flags=allow-key-locking\nreturn KEYS[1]';
@@ -242,6 +242,19 @@ describe('subscriptions', () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     expect(lines).toEqual(['data: subscribe,c1,1', 'data: subscribe,c2,2', 'data: message,c2,hi, there']);
+  });
+});
+
+describe('metrics', () => {
+  test('requests count by command, and commands of pipelines too', async () => {
+    await post('/upstash', ['GET', 'm']);
+    await post('/upstash/pipeline', [
+      ['HGET', 'm', 'f'],
+      ['HGET', 'm', 'g'],
+    ]);
+    const text = (await request(t.data).get('/store/admin/metrics').set('Authorization', bearer(admin))).text;
+    expect(text).toMatch(/svc_requests_total\{method="POST",endpoint="\/upstash\/get"\} [1-9]/);
+    expect(text).toMatch(/svc_upstash_commands_total\{command="hget"\} 2/);
   });
 });
 

@@ -104,6 +104,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
         ? 'write'
         : 'read';
     ctx.access.authorize(res, needed, []);
+    for (const p of planned) ctx.telemetry.metrics.upstashCommand(p.name);
     return [r, planned];
   };
   const answer = (req: Request, res: Response, value: Item | Item[]) => {
