@@ -6,15 +6,18 @@ import { failingOver } from '../ops/send';
 import type { RedisClient } from '../redis/client';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
-import { confirm, type Item, type Runner, runOne } from './run';
+import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
 
 /**
  * Runs every command in order; each answers for itself. Sent together on the shared connection (Redis runs them in
- * order), one after the other when the order would not hold: a blocking command (its own connection) or a write
- * that replicas confirm (the writer's connection) among them.
+ * order), one after the other when the order would not hold: a blocking command (its own connection), a write
+ * that replicas confirm (the writer's connection) or a command the service answers itself (a flush) among them.
  */
 export async function runPipeline(runner: Runner, planned: Planned[]): Promise<Item[]> {
-  const apart = planned.some((p) => p.blocking || !p.exact || (runner.store.durable && p.writes));
+  const { store } = runner;
+  const apart = planned.some(
+    (p) => p.blocking || !p.exact || isSpecial(store, p) || (store.durable && p.writes),
+  );
   if (!apart) return Promise.all(planned.map((p) => runOne(runner, p).catch(asItem)));
   const items: Item[] = [];
   for (const p of planned) items.push(await runOne(runner, p).catch(asItem));

@@ -65,6 +65,13 @@ async function vouchForKeys(store: Store, planned: Planned): Promise<void> {
     throw new ApiError('forbidden', 'ERR a key of this command is reserved for the service');
 }
 
+/** Whether the service answers `planned` itself (see runSpecial), in more than one round trip. */
+export function isSpecial(store: Store, planned: Planned): boolean {
+  const { name } = planned;
+  if (name === 'flushdb' || name === 'flushall') return true;
+  return isCluster(store) && (name === 'keys' || name === 'dbsize' || name === 'scan');
+}
+
 /** Commands answered by the service itself: flushes under a prefix, and those that span a Cluster's masters. */
 async function runSpecial(runner: Runner, planned: Planned): Promise<Item | undefined> {
   const { store } = runner;
