@@ -185,6 +185,10 @@ describe('tenants and permissions', () => {
     expect(cursor).toBe('0');
     expect(keys).toEqual(['mine']);
     expect(await redis.keys('*')).toEqual(['mine']);
+    expect(await redis.scan(0, { count: 1000, withType: true })).toEqual([
+      '0',
+      [{ key: 'mine', type: 'string' }],
+    ]);
     expect(await redis.get('theirs')).toBeNull();
     await expect(redis.dbsize()).rejects.toThrow(/every tenant/);
     await expect(redis.eval('return 1', [], [])).rejects.toThrow(/prefix/);

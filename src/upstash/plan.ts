@@ -21,6 +21,8 @@ export interface Planned {
   readonly exact: boolean;
   /** Key names in the reply turned back into the caller's names; internal keys dropped. */
   readonly reply: (value: unknown) => unknown;
+  /** SCAN ... WITHTYPE (Upstash's extension): each key followed by its type in the reply. */
+  readonly withTypes: boolean;
 }
 
 const isInternal = (redisKey: string) => redisKey.startsWith(INTERNAL_PREFIX);
@@ -64,8 +66,9 @@ export function plan(
   }
   const strip = (name: unknown) =>
     typeof name === 'string' && name.startsWith(prefix) ? name.slice(prefix.length) : name;
+  const withTypes = spec.name === 'scan' && dropWithType(args);
   const reply = special(spec.name, args, prefix, strip);
-  return { name: spec.name, spec, args, keys, ...verdict, exact, reply };
+  return { name: spec.name, spec, args, keys, ...verdict, exact, reply, withTypes };
 }
 
 /**
@@ -135,6 +138,14 @@ function special(
     default:
       return same;
   }
+}
+
+/** Removes Upstash's WITHTYPE flag from SCAN's options (Redis does not know it); true when it was there. */
+function dropWithType(args: string[]): boolean {
+  const at = args.findIndex((a, i) => i >= 2 && a.toLowerCase() === 'withtype');
+  if (at < 0) return false;
+  args.splice(at, 1);
+  return true;
 }
 
 /** SCAN cursor [MATCH pattern] [COUNT n] [TYPE t]: the pattern confined to the prefix (one is added if absent). */

@@ -35,6 +35,20 @@ const isCluster = (store: Store) => store.redis instanceof Cluster;
 
 /** Runs one command on the shared connection (writes through the durable writer when replicas must confirm). */
 export async function runOne(runner: Runner, planned: Planned, abandoned?: AbortSignal): Promise<Item> {
+  const item = await runCommand(runner, planned, abandoned);
+  return planned.withTypes && 'result' in item ? withTypes(runner, item.result) : item;
+}
+
+/** SCAN's keys each followed by its type, as Upstash answers `SCAN ... WITHTYPE`. */
+async function withTypes(runner: Runner, result: unknown): Promise<Item> {
+  const [cursor, keys] = result as [string, string[]];
+  const types = await Promise.all(
+    keys.map((key) => withDeadline(runner.store.redis.type(runner.prefix + key), runner.store.deadlineMs)),
+  );
+  return { result: [cursor, keys.flatMap((key, i) => [key, types[i] as string])] };
+}
+
+async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSignal): Promise<Item> {
   const { store } = runner;
   await vouchForKeys(store, planned);
   const special = await runSpecial(runner, planned);
