@@ -96,6 +96,7 @@ async function runSpecial(runner: Runner, planned: Planned): Promise<Item | unde
     runner.wrote();
     return { result: 'OK' };
   }
+  if (top === 'randomkey') return { result: await randomKey(store, planned) };
   if (!isCluster(store)) return undefined;
   const nodes = masterNodes(store.redis);
   const onEach = () =>
@@ -107,6 +108,17 @@ async function runSpecial(runner: Runner, planned: Planned): Promise<Item | unde
   if (top === 'scan') return { result: planned.reply(await scanCluster(store, nodes, planned.args)) };
   return undefined;
 }
+
+/** RANDOMKEY (allowed without a prefix only) asked again when it picks an internal key; null after a few tries. */
+async function randomKey(store: Store, planned: Planned): Promise<unknown> {
+  for (let i = 0; i < RANDOMKEY_TRIES; i++) {
+    const picked = await withDeadline(store.redis.randomkey(), store.deadlineMs);
+    // An empty database; else a user key, or an internal one (the reply filter makes it null): try again.
+    if (picked === null || planned.reply(picked) !== null) return picked;
+  }
+  return null;
+}
+const RANDOMKEY_TRIES = 8;
 
 /**
  * SCAN over every master of a Cluster: the cursor '<master>-<cursor>' names the master being walked (the masters in
