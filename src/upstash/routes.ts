@@ -149,14 +149,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
       res.locals.route = `/upstash/${kind}`;
       ctx.access.authorize(res, 'read', []);
       res.setHeader('upstash-sync-token', syncToken(res));
-      await subscribe(
-        req,
-        res,
-        ctx.store.waiters,
-        segments.slice(1),
-        kind === 'psubscribe',
-        runner(res).prefix,
-      );
+      await subscribe(res, ctx.store.waiters, segments.slice(1), kind === 'psubscribe', runner(res).prefix);
       return;
     }
     const raw = [...segments];

@@ -1,5 +1,5 @@
 // /upstash/subscribe/<channels> and /upstash/psubscribe/<patterns>: Server-Sent Events in @upstash/redis's format.
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 import type { WaiterPool } from '../redis/waiters';
 import { escapeGlob } from './keys';
@@ -15,7 +15,6 @@ const HEARTBEAT_MS = 15_000;
  * back without it.
  */
 export async function subscribe(
-  req: Request,
   res: Response,
   waiters: WaiterPool | undefined,
   names: string[],
