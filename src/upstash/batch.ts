@@ -63,7 +63,7 @@ export async function runTransaction(runner: Runner, planned: Planned[]): Promis
     throw new ApiError('service_unavailable', 'Transactions are not available here', {
       retryAfter: REDIS_RETRY_AFTER,
     });
-  const conn = await waiters.acquire();
+  const conn = await waiters.acquire(runner.client);
   let reusable = false;
   let replies: [Error | null, unknown][] | null;
   try {
@@ -81,7 +81,7 @@ export async function runTransaction(runner: Runner, planned: Planned[]): Promis
   } catch (err) {
     throw toApiError(err);
   } finally {
-    waiters.release(conn, reusable);
+    waiters.release(conn, reusable, runner.client);
   }
   if (writes) runner.wrote();
   const items = planned.map((p, i): Item => {

@@ -9,6 +9,7 @@ import express, {
 } from 'express';
 import { ApiError, toApiError } from '../errors';
 import { principalOf } from '../http/auth/access';
+import { clientIdentity } from '../http/client-address';
 import type { Context } from '../http/context';
 import { sendJson } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
@@ -82,7 +83,9 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
   const syncToken = (res: Response) => `${boot}-${res.locals.upstashWrite ?? writes}`;
   const body = express.text({ type: () => true, limit: ctx.config.limits.maxBodyBytes });
 
-  const runner = (res: Response): Runner => ({
+  const clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
+  const runner = (req: Request, res: Response): Runner => ({
+    client: clientOf(req, res),
     store: ctx.store,
     prefix: ctx.keyspace.prefix + (principalOf(res)?.prefix ?? ''),
     maxWait: ctx.config.limits.listMaxWait,
@@ -91,8 +94,8 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     },
   });
   /** Plans every command and checks the caller may run them all before anything runs. */
-  const planAll = async (res: Response, raw: string[][]): Promise<[Runner, Planned[]]> => {
-    const r = runner(res);
+  const planAll = async (req: Request, res: Response, raw: string[][]): Promise<[Runner, Planned[]]> => {
+    const r = runner(req, res);
     const t = await loadTable();
     const tenant = (principalOf(res)?.prefix ?? '') !== '';
     const scripts = ctx.config.upstash.scriptPermission;
@@ -120,7 +123,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     sendJson(res, 200, encode(value));
   };
   const one = async (req: Request, res: Response, raw: string[]) => {
-    const [r, [planned]] = await planAll(res, [raw]);
+    const [r, [planned]] = await planAll(req, res, [raw]);
     res.locals.route = `/upstash/${(planned as Planned).name}`;
     answer(req, res, await runOne(r, planned as Planned, abandoned(res)));
   };
@@ -135,11 +138,11 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     one(req, res, command(parse(req.body))),
   );
   app.post('/upstash/pipeline', named('/upstash/pipeline'), guards, body, async (req, res) => {
-    const [r, planned] = await planAll(res, commands(req.body, ctx.config.limits.batchMaxOperations));
+    const [r, planned] = await planAll(req, res, commands(req.body, ctx.config.limits.batchMaxOperations));
     answer(req, res, await runPipeline(r, planned));
   });
   app.post('/upstash/multi-exec', named('/upstash/multi-exec'), guards, body, async (req, res) => {
-    const [r, planned] = await planAll(res, commands(req.body, ctx.config.limits.batchMaxOperations));
+    const [r, planned] = await planAll(req, res, commands(req.body, ctx.config.limits.batchMaxOperations));
     answer(req, res, await runTransaction(r, planned));
   });
   const pathForm: RequestHandler = async (req, res) => {
@@ -149,7 +152,8 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
       res.locals.route = `/upstash/${kind}`;
       ctx.access.authorize(res, 'read', []);
       res.setHeader('upstash-sync-token', syncToken(res));
-      await subscribe(res, ctx.store.waiters, segments.slice(1), kind === 'psubscribe', runner(res).prefix);
+      const r = runner(req, res);
+      await subscribe(res, ctx.store.waiters, segments.slice(1), kind === 'psubscribe', r.prefix, r.client);
       return;
     }
     const raw = [...segments];

@@ -21,6 +21,8 @@ export interface Runner {
   readonly maxWait: number;
   /** Told of every write that reached Redis (the sync token changes). */
   readonly wrote: () => void;
+  /** Who holds pooled connections (SVC_LIST_MAX_WAITERS_PER_CLIENT): a credential, or an address. */
+  readonly client: string;
 }
 
 /** A Redis error reply is the command's own answer; anything else (Redis away, a timeout) fails the request. */
@@ -180,7 +182,7 @@ async function runBlocking(
     throw new ApiError('service_unavailable', 'The data store is failing over; retry shortly', {
       retryAfter: REDIS_RETRY_AFTER,
     });
-  const conn = await waiters.acquire();
+  const conn = await waiters.acquire(runner.client);
   let reusable = false;
   const leave = () => waiters.drop(conn);
   abandoned?.addEventListener('abort', leave, { once: true });
@@ -197,7 +199,7 @@ async function runBlocking(
     return reply;
   } finally {
     abandoned?.removeEventListener('abort', leave);
-    waiters.release(conn, reusable && !abandoned?.aborted);
+    waiters.release(conn, reusable && !abandoned?.aborted, runner.client);
   }
 }
 

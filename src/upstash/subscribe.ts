@@ -20,6 +20,7 @@ export async function subscribe(
   names: string[],
   pattern: boolean,
   prefix: string,
+  client: string,
 ): Promise<void> {
   if (names.length === 0 || names.some((n) => n === ''))
     throw new ApiError('invalid_request', 'ERR name at least one channel: /upstash/subscribe/<channel>/...');
@@ -27,7 +28,7 @@ export async function subscribe(
     throw new ApiError('service_unavailable', 'Subscriptions are not available here', {
       retryAfter: REDIS_RETRY_AFTER,
     });
-  const conn = await waiters.acquire();
+  const conn = await waiters.acquire(client);
   const strip = (name: string) => (name.startsWith(prefix) ? name.slice(prefix.length) : name);
   const send = (...parts: (string | number)[]) => res.write(`data: ${parts.join(',')}\n\n`);
   let heartbeat: NodeJS.Timeout | undefined;
@@ -37,7 +38,7 @@ export async function subscribe(
     ended = true;
     clearInterval(heartbeat);
     waiters.drop(conn);
-    waiters.release(conn, false);
+    waiters.release(conn, false, client);
     res.end();
   };
   try {
@@ -51,7 +52,7 @@ export async function subscribe(
       await conn.subscribe(...names.map((n) => prefix + n));
     }
   } catch (err) {
-    waiters.release(conn, false);
+    waiters.release(conn, false, client);
     throw err;
   }
   res.writeHead(200, {
