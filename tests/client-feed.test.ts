@@ -14,7 +14,7 @@ afterAll(() => s.close());
 function breakingFetch() {
   let broken = 0;
   let streams = 0;
-  const wrapped = async (input: RequestInfo | URL, init?: RequestInit) => {
+  const wrapped = async (input: Request | string | URL, init?: RequestInit) => {
     const request = new Request(input, init);
     const response = await fetch(request);
     if (request.headers.get('Accept') !== 'text/event-stream' || !response.body) return response;

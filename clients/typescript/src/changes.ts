@@ -50,7 +50,12 @@ export function changes(api: Api) {
     ) {
       const { since, wait, limit, prefix, type } = options;
       const query = { since, wait, limit, prefix, type };
-      return (await unwrap(api.GET('/store/changes', { params: { query }, signal: options.signal }))).data;
+      const call = api.GET('/store/changes', {
+        params: { query },
+        headers: { Accept: 'application/json' },
+        signal: options.signal,
+      });
+      return (await unwrap(call)).data as ChangesPage;
     },
 
     subscribe(options: SubscribeOptions): Subscription {

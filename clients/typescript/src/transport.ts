@@ -40,7 +40,8 @@ export function createApi(options: GatewayOptions): Api {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
   // Looked up at call time: a page or test may replace globalThis.fetch after the client was made.
-  const fetchFn = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const fetchFn =
+    options.fetch ?? ((input: Request | string | URL, init?: RequestInit) => fetch(input, init));
   return createClient<paths>({
     baseUrl: options.baseUrl,
     headers,
