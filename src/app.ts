@@ -12,6 +12,7 @@ import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
 import { chain } from './http/chain';
+import { consoleRoutes } from './http/console';
 import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
 import { docs } from './http/docs';
@@ -191,7 +192,9 @@ export function createApp(deps: AppDeps): Apps {
   const { name, version } = buildInfo();
   const links: Record<string, string> = { docs: '/docs', openapi: '/openapi.yaml' };
   if (admin && !ownListener) links.health = '/store/admin/health';
+  if (config.consoleEnabled) links.console = '/console/';
   app.use(docs(ctx.contract.document, OPENAPI_FILE, { name, version, links }));
+  if (config.consoleEnabled) app.use(consoleRoutes());
   const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
   const elsewhere = admin && ownListener ? config.admin.port : undefined;
   const apps: Apps = { data: finish(app, ctx, guards, served, elsewhere), context: ctx };
