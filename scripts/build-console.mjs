@@ -23,7 +23,8 @@ export async function buildConsole(outdir = CONSOLE_OUT) {
     logLevel: 'warning',
     legalComments: 'linked',
   });
-  for (const file of ['index.html', 'app.css']) copyFileSync(path.join(root, 'console', file), path.join(outdir, file));
+  for (const file of ['index.html', 'app.css'])
+    copyFileSync(path.join(root, 'console', file), path.join(outdir, file));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildConsole();

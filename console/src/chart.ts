@@ -18,7 +18,12 @@ function points(values: (number | null)[], max: number, count: number): string {
     .join(' ');
 }
 
-export function Chart(props: { title: string; series: Series[]; format: (v: number) => string; id?: string }) {
+export function Chart(props: {
+  title: string;
+  series: Series[];
+  format: (v: number) => string;
+  id?: string;
+}) {
   const count = Math.max(0, ...props.series.map((s) => s.values.length));
   const max = Math.max(1e-9, ...props.series.flatMap((s) => s.values.filter((v): v is number => v !== null)));
   const last = (s: Series) => [...s.values].reverse().find((v) => v !== null);
@@ -29,7 +34,8 @@ export function Chart(props: { title: string; series: Series[]; format: (v: numb
       ${props.series.map((s, i) => html`<polyline class=${`line c${i % 8}`} points=${points(s.values, max, count)} />`)}
     </svg>
     <ul class="legend">${props.series.map(
-      (s, i) => html`<li><span class=${`swatch c${i % 8}`}></span>${s.name}: ${last(s) === undefined ? '—' : props.format(last(s) as number)}</li>`,
+      (s, i) =>
+        html`<li><span class=${`swatch c${i % 8}`}></span>${s.name}: ${last(s) === undefined ? '—' : props.format(last(s) as number)}</li>`,
     )}</ul>
   </figure>`;
 }

@@ -47,7 +47,8 @@ function StringEditor({ value, name, session, actions }: Props & { value: string
 
 function FieldRow({ field, value, name, session, actions }: Props & { field: string; value: string }) {
   const [draft, onInput] = useDraft(value, actions);
-  if (!session.canWrite) return html`<tr><td class="key">${field}</td><td class="value" data-field=${field}>${value}</td></tr>`;
+  if (!session.canWrite)
+    return html`<tr><td class="key">${field}</td><td class="value" data-field=${field}>${value}</td></tr>`;
   return html`<tr>
     <td class="key">${field}</td>
     <td><input class="field-value" data-field=${field} value=${draft} onInput=${onInput} /></td>
@@ -57,7 +58,11 @@ function FieldRow({ field, value, name, session, actions }: Props & { field: str
 }
 
 /** Two inputs and a button that adds what they hold. */
-function AddRow(props: { ids: [string, string, string]; labels: [string, string]; add: (a: string, b: string) => void }) {
+function AddRow(props: {
+  ids: [string, string, string];
+  labels: [string, string];
+  add: (a: string, b: string) => void;
+}) {
   const [a, setA] = useState('');
   const [b, setB] = useState('');
   const [ida, idb, idButton] = props.ids;
@@ -72,8 +77,11 @@ function HashEditor(props: Props & { fields: Record<string, string> }) {
   const { name, session, actions } = props;
   return html`<table class="grid" id="hash-fields"><thead><tr><th>Field</th><th>Value</th>${session.canWrite && html`<th></th>`}</tr></thead>
     <tbody>${Object.entries(props.fields).map(([field, value]) => html`<${FieldRow} key=${field} field=${field} value=${value} ...${props} />`)}</tbody></table>
-    ${session.canWrite && html`<${AddRow} ids=${['new-field', 'new-field-value', 'add-field']} labels=${['field', 'value']}
-      add=${(f: string, v: string) => actions.write((ifMatch) => session.gw.hashes.setField(name, f, v, { ifMatch }))} />`}`;
+    ${
+      session.canWrite &&
+      html`<${AddRow} ids=${['new-field', 'new-field-value', 'add-field']} labels=${['field', 'value']}
+      add=${(f: string, v: string) => actions.write((ifMatch) => session.gw.hashes.setField(name, f, v, { ifMatch }))} />`
+    }`;
 }
 
 function SetEditor(props: Props & { members: string[] }) {
@@ -82,14 +90,23 @@ function SetEditor(props: Props & { members: string[] }) {
     (m) => html`<li key=${m}><span class="value">${m}</span>
       ${session.canWrite && html`<button data-remove-member=${m} onClick=${() => actions.write((ifMatch) => session.gw.sets.remove(name, m, { ifMatch }))}>Remove</button>`}</li>`,
   )}</ul>
-    ${session.canWrite && html`<${AddRow} ids=${['new-member', '', 'add-member']} labels=${['member', '']}
-      add=${(m: string) => actions.write((ifMatch) => session.gw.sets.add(name, [m], { ifMatch }))} />`}`;
+    ${
+      session.canWrite &&
+      html`<${AddRow} ids=${['new-member', '', 'add-member']} labels=${['member', '']}
+      add=${(m: string) => actions.write((ifMatch) => session.gw.sets.add(name, [m], { ifMatch }))} />`
+    }`;
 }
 
 function ItemRow({ index, value, name, session, actions }: Props & { index: number; value: string }) {
   const [draft, onInput] = useDraft(value, actions);
   const save = (ifMatch: string | undefined) =>
-    send(session, 'POST', '/store/list/{key}/index/{index}', { key: name, index }, { body: { value: draft }, ifMatch });
+    send(
+      session,
+      'POST',
+      '/store/list/{key}/index/{index}',
+      { key: name, index },
+      { body: { value: draft }, ifMatch },
+    );
   if (!session.canWrite) return html`<tr><td>${index}</td><td class="value">${value}</td></tr>`;
   return html`<tr><td>${index}</td><td><input class="item-value" data-index=${index} value=${draft} onInput=${onInput} /></td>
     <td><button data-save-index=${index} onClick=${() => actions.write(save)}>Save</button></td></tr>`;
@@ -99,15 +116,24 @@ function ListEditor(props: Props & { values: string[]; length: number }) {
   const { name, session, actions } = props;
   return html`<p class="muted">${props.length} item${props.length === 1 ? '' : 's'}${props.length > props.values.length ? `, the first ${props.values.length} shown` : ''}</p>
     <table class="grid" id="list-items"><tbody>${props.values.map((v, i) => html`<${ItemRow} key=${i} index=${i} value=${v} ...${props} />`)}</tbody></table>
-    ${session.canWrite && html`<${AddRow} ids=${['push-value', '', 'push']} labels=${['value to push at the tail', '']}
+    ${
+      session.canWrite &&
+      html`<${AddRow} ids=${['push-value', '', 'push']} labels=${['value to push at the tail', '']}
       add=${(v: string) => actions.write((ifMatch) => session.gw.lists.push(name, [v], { ifMatch }))} />
-      <button id="pop-left" onClick=${() => actions.write((ifMatch) => session.gw.lists.pop(name, { ifMatch }))}>Pop the head</button>`}`;
+      <button id="pop-left" onClick=${() => actions.write((ifMatch) => session.gw.lists.pop(name, { ifMatch }))}>Pop the head</button>`
+    }`;
 }
 
 function ScoreRow({ member, value, name, session, actions }: Props & { member: string; value: string }) {
   const [draft, onInput] = useDraft(value, actions);
   const save = (ifMatch: string | undefined) =>
-    send(session, 'POST', '/store/zset/{key}/member/{member}', { key: name, member }, { body: { score: score(draft) }, ifMatch });
+    send(
+      session,
+      'POST',
+      '/store/zset/{key}/member/{member}',
+      { key: name, member },
+      { body: { score: score(draft) }, ifMatch },
+    );
   const remove = (ifMatch: string | undefined) =>
     send(session, 'DELETE', '/store/zset/{key}/member/{member}', { key: name, member }, { ifMatch });
   if (!session.canWrite) return html`<tr><td class="key">${member}</td><td class="value">${value}</td></tr>`;
@@ -121,8 +147,11 @@ function ZsetEditor(props: Props & { members: { member: string; score: number | 
   return html`<table class="grid" id="zset-members"><thead><tr><th>Member</th><th>Score</th></tr></thead>
     <tbody>${props.members.map((m) => html`<${ScoreRow} key=${m.member} member=${m.member} value=${String(m.score)} ...${props} />`)}</tbody></table>
     ${props.more && html`<p class="muted">The lowest 200 shown.</p>`}
-    ${session.canWrite && html`<${AddRow} ids=${['new-zmember', 'new-zscore', 'add-zmember']} labels=${['member', 'score']}
-      add=${(m: string, s: string) => actions.write((ifMatch) => session.gw.zsets.add(name, { [m]: score(s) }, { ifMatch }))} />`}`;
+    ${
+      session.canWrite &&
+      html`<${AddRow} ids=${['new-zmember', 'new-zscore', 'add-zmember']} labels=${['member', 'score']}
+      add=${(m: string, s: string) => actions.write((ifMatch) => session.gw.zsets.add(name, { [m]: score(s) }, { ifMatch }))} />`
+    }`;
 }
 
 export function editorFor(loaded: Loaded, props: Props) {

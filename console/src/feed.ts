@@ -48,7 +48,8 @@ export function ChangesView({ feed }: { feed: Feed }) {
       <thead><tr><th>Time</th><th>Operation</th><th>Type</th><th>Key</th></tr></thead>
       <tbody>
         ${feed.events.map(
-          (e) => html`<tr key=${e.id}><td>${time(e.time)}</td><td>${e.op}</td><td>${e.type}</td><td class="key">${e.key}</td></tr>`,
+          (e) =>
+            html`<tr key=${e.id}><td>${time(e.time)}</td><td>${e.op}</td><td>${e.type}</td><td class="key">${e.key}</td></tr>`,
         )}
       </tbody>
     </table>

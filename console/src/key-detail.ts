@@ -59,7 +59,8 @@ export function KeyDetail(props: { name: string; session: Session; feed: Feed; o
   const latest = feed.events[0];
   useEffect(() => {
     if (!latest || (latest.key !== name && latest.op !== 'flush')) return;
-    if (dirty) setNotice(`Changed meanwhile (${latest.op} at ${new Date(latest.time).toLocaleTimeString()}).`);
+    if (dirty)
+      setNotice(`Changed meanwhile (${latest.op} at ${new Date(latest.time).toLocaleTimeString()}).`);
     else void load();
   }, [latest?.id]);
 
@@ -79,31 +80,44 @@ export function KeyDetail(props: { name: string; session: Session; feed: Feed; o
     editing: () => setDirty(true),
   };
 
-  if (loaded === undefined) return html`<section class="panel detail"><p class="muted">Loading ${name}…</p>${error && html`<p class="error">${error}</p>`}</section>`;
+  if (loaded === undefined)
+    return html`<section class="panel detail"><p class="muted">Loading ${name}…</p>${error && html`<p class="error">${error}</p>`}</section>`;
   if (loaded === null)
     return html`<section class="panel detail"><h2 class="key">${name}</h2><p class="muted" id="gone">This key does not exist (any more).</p></section>`;
   const family = FAMILIES[loaded.type];
   const path = `/store/${family}/{key}`;
   return html`<section class="panel detail" id="detail" data-key=${name}>
     <h2><span class="key">${name}</span> <span class=${`type type-${loaded.type}`}>${loaded.type}</span></h2>
-    ${conflict && html`<div class="conflict" role="alert" id="conflict">
+    ${
+      conflict &&
+      html`<div class="conflict" role="alert" id="conflict">
         <strong>Conflict:</strong> this key was changed by someone else after you opened it (412 precondition_failed).
-        Your change was not saved. <button id="reload" onClick=${load}>Reload</button></div>`}
+        Your change was not saved. <button id="reload" onClick=${load}>Reload</button></div>`
+    }
     ${notice && !conflict && html`<div class="notice" id="notice">${notice} <button onClick=${load}>Reload</button></div>`}
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <p class="ttl" id="ttl">TTL: ${loaded.ttl < 0 ? 'no expiry' : `${loaded.ttl} s`}</p>
-    ${session.canWrite && family && html`<div class="row">
+    ${
+      session.canWrite &&
+      family &&
+      html`<div class="row">
         <input id="ttl-input" type="number" min="1" placeholder="seconds" value=${ttlDraft}
           onInput=${(e: Event) => setTtlDraft((e.target as HTMLInputElement).value)} />
         <button id="set-ttl" onClick=${() => actions.write((ifMatch) => send(session, 'POST', `${path}/expire`, { key: name }, { body: { ttl: Number(ttlDraft) }, ifMatch }))}>Set TTL</button>
         ${loaded.ttl >= 0 && html`<button id="persist" onClick=${() => actions.write((ifMatch) => send(session, 'DELETE', `${path}/ttl`, { key: name }, { ifMatch }))}>Remove expiry</button>`}
-      </div>`}
+      </div>`
+    }
     ${editorFor(loaded, { name, session, actions })}
-    ${session.canWrite && html`<div class="danger">
-        ${confirming
-          ? html`<button class="danger" id="confirm-delete" onClick=${() => actions.write((ifMatch) => send(session, 'DELETE', '/store/keys/{key}', { key: name }, { ifMatch })).then((done) => done && props.onDeleted())}>Delete ${name} for good</button>
+    ${
+      session.canWrite &&
+      html`<div class="danger">
+        ${
+          confirming
+            ? html`<button class="danger" id="confirm-delete" onClick=${() => actions.write((ifMatch) => send(session, 'DELETE', '/store/keys/{key}', { key: name }, { ifMatch })).then((done) => done && props.onDeleted())}>Delete ${name} for good</button>
               <button onClick=${() => setConfirming(false)}>Cancel</button>`
-          : html`<button id="delete-key" onClick=${() => setConfirming(true)}>Delete key</button>`}
-      </div>`}
+            : html`<button id="delete-key" onClick=${() => setConfirming(true)}>Delete key</button>`
+        }
+      </div>`
+    }
   </section>`;
 }

@@ -2,8 +2,8 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { KeyEntry } from '../../clients/typescript/src/index';
-import { KeyDetail } from './key-detail';
 import type { Feed } from './feed';
+import { KeyDetail } from './key-detail';
 import { NewKey } from './new-key';
 import { describe, type Session } from './session';
 
@@ -33,7 +33,12 @@ export function KeysView({ session, feed }: { session: Session; feed: Feed }) {
       let found = shown;
       let done = false;
       for (let i = 0; i < 10 && found.length - shown.length < PAGE && !done; i++) {
-        const page = await session.gw.keys.page({ prefix, type: type || undefined, limit: PAGE, cursor: next });
+        const page = await session.gw.keys.page({
+          prefix,
+          type: type || undefined,
+          limit: PAGE,
+          cursor: next,
+        });
         const seen = new Set(found.map((e) => e.key));
         found = [...found, ...page.keys.filter((e) => !seen.has(e.key))];
         next = page.cursor;
@@ -64,14 +69,23 @@ export function KeysView({ session, feed }: { session: Session; feed: Feed }) {
         </select>
         <button type="submit" id="search" disabled=${busy}>Search</button>
       </form>
-      ${session.canWrite && html`<button id="new-key" onClick=${() => { setCreating(true); setOpen(null); }}>New key</button>`}
+      ${
+        session.canWrite &&
+        html`<button id="new-key" onClick=${() => {
+          setCreating(true);
+          setOpen(null);
+        }}>New key</button>`
+      }
       ${error && html`<p class="error" role="alert">${error}</p>`}
       <table class="grid" id="key-list">
         <thead><tr><th>Key</th><th>Type</th><th>TTL</th></tr></thead>
         <tbody>
           ${entries.map(
             (e) => html`<tr key=${e.key} class=${open === e.key ? 'selected' : ''}>
-              <td><button class="link key" data-key=${e.key} onClick=${() => { setOpen(e.key); setCreating(false); }}>${e.key}</button></td>
+              <td><button class="link key" data-key=${e.key} onClick=${() => {
+                setOpen(e.key);
+                setCreating(false);
+              }}>${e.key}</button></td>
               <td><span class=${`type type-${e.type}`}>${e.type}</span></td><td>${ttlText(e.ttl)}</td></tr>`,
           )}
         </tbody>
@@ -79,10 +93,23 @@ export function KeysView({ session, feed }: { session: Session; feed: Feed }) {
       <p class="muted" id="key-count">${entries.length} key${entries.length === 1 ? '' : 's'}${complete ? '' : ', more to find'}</p>
       ${!complete && html`<button id="more" disabled=${busy} onClick=${() => load(cursor, entries)}>More</button>`}
     </section>
-    ${creating && html`<${NewKey} session=${session} prefix=${session.who.prefix ?? ''}
-      onCreated=${(key: string) => { setCreating(false); setOpen(key); void load(undefined, []); }}
-      onCancel=${() => setCreating(false)} />`}
-    ${open && html`<${KeyDetail} key=${open} name=${open} session=${session} feed=${feed}
-      onDeleted=${() => { setOpen(null); void load(undefined, []); }} />`}
+    ${
+      creating &&
+      html`<${NewKey} session=${session} prefix=${session.who.prefix ?? ''}
+      onCreated=${(key: string) => {
+        setCreating(false);
+        setOpen(key);
+        void load(undefined, []);
+      }}
+      onCancel=${() => setCreating(false)} />`
+    }
+    ${
+      open &&
+      html`<${KeyDetail} key=${open} name=${open} session=${session} feed=${feed}
+      onDeleted=${() => {
+        setOpen(null);
+        void load(undefined, []);
+      }} />`
+    }
   </div>`;
 }

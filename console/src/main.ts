@@ -38,7 +38,10 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
   const [tab, setTab] = useState<Tab>('keys');
   const feed = useFeed(session);
   const { who } = session;
-  const tabs: [Tab, string][] = [['keys', 'Keys'], ['changes', 'Changes']];
+  const tabs: [Tab, string][] = [
+    ['keys', 'Keys'],
+    ['changes', 'Changes'],
+  ];
   if (session.isAdmin) tabs.push(['service', 'Service']);
   return html`<header class="bar">
       <strong>Redis HTTP Gateway</strong>

@@ -30,7 +30,12 @@ function creation(type: string, a: string, b: string, ttl: number | undefined): 
   }
 }
 
-export function NewKey(props: { session: Session; prefix: string; onCreated: (key: string) => void; onCancel: () => void }) {
+export function NewKey(props: {
+  session: Session;
+  prefix: string;
+  onCreated: (key: string) => void;
+  onCancel: () => void;
+}) {
   const [key, setKey] = useState(props.prefix);
   const [type, setType] = useState('string');
   const [a, setA] = useState('');

@@ -32,4 +32,10 @@ export async function send(
 }
 
 /** The path family of a Redis type, for the typed endpoints (`/store/<family>/{key}`). */
-export const FAMILIES: Record<string, string> = { string: 'string', hash: 'hash', set: 'set', list: 'list', zset: 'zset' };
+export const FAMILIES: Record<string, string> = {
+  string: 'string',
+  hash: 'hash',
+  set: 'set',
+  list: 'list',
+  zset: 'zset',
+};

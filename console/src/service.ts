@@ -68,13 +68,16 @@ async function sample(session: Session): Promise<Sample> {
 function routeSeries(samples: Sample[]): { rate: Series[]; latency: Series[] } {
   const lastRoutes = samples.at(-1)?.routes ?? {};
   const busiest = Object.entries(lastRoutes)
+    .filter(([name]) => name.startsWith('/store/'))
     .sort((a, b) => b[1].count - a[1].count)
     .slice(0, ROUTES_SHOWN)
     .map(([name]) => name);
   const pairs = samples.slice(1).map((cur, i) => [samples[i] as Sample, cur] as const);
   const rate = busiest.map((name) => ({
     name,
-    values: pairs.map(([a, b]) => ((b.routes[name]?.count ?? 0) - (a.routes[name]?.count ?? 0)) / ((b.at - a.at) / 1000)),
+    values: pairs.map(
+      ([a, b]) => ((b.routes[name]?.count ?? 0) - (a.routes[name]?.count ?? 0)) / ((b.at - a.at) / 1000),
+    ),
   }));
   const latency = busiest.map((name) => ({
     name,
@@ -130,8 +133,11 @@ export function ServiceView({ session }: { session: Session }) {
       <${Chart} id="chart-clients" title="Clients" format=${count}
         series=${[{ name: 'HTTP clients seen', values: samples.map((s) => s.clients) }, { name: 'Redis connections busy', values: samples.map((s) => s.pool) }]} />
     </div>
-    ${last && html`<p class="muted">Error rate over the last minute: ${pct(last.errorRate)}; Redis round trip: ${last.redisLatency === null ? '—' : ms(last.redisLatency)}.</p>
+    ${
+      last &&
+      html`<p class="muted">Error rate over the last minute: ${pct(last.errorRate)}; Redis round trip: ${last.redisLatency === null ? '—' : ms(last.redisLatency)}.</p>
       <table class="grid" id="errors-by-type"><thead><tr><th>Error type</th><th>Since start</th></tr></thead>
-        <tbody>${Object.entries(last.byType).map(([t, n]) => html`<tr><td>${t}</td><td>${n}</td></tr>`)}</tbody></table>`}
+        <tbody>${Object.entries(last.byType).map(([t, n]) => html`<tr><td>${t}</td><td>${n}</td></tr>`)}</tbody></table>`
+    }
   </section>`;
 }

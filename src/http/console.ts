@@ -38,12 +38,20 @@ const protect: RequestHandler = (_req, res, next) => {
 
 const built: RequestHandler = (_req, _res, next) => {
   if (existsSync(path.join(CONSOLE_DIR, 'index.html'))) return next();
-  throw new ApiError('unknown_endpoint', 'The console is not built: run `npm run build` (see docs/console.md)');
+  throw new ApiError(
+    'unknown_endpoint',
+    'The console is not built: run `npm run build` (see docs/console.md)',
+  );
 };
 
 /** GET /console redirects to /console/ (the page's relative asset URLs need it); other methods fall through. */
 export function consoleRoutes(): Router {
   const router = Router();
-  router.use('/console', protect, built, express.static(CONSOLE_DIR, { index: 'index.html', redirect: true }));
+  router.use(
+    '/console',
+    protect,
+    built,
+    express.static(CONSOLE_DIR, { index: 'index.html', redirect: true }),
+  );
   return router;
 }
