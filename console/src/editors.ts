@@ -13,6 +13,7 @@ export interface Loaded {
   /** Counts the reads of this tab: each read's drafts start afresh. */
   version: number;
   /** The family's whole-key read (`{value}`, `{fields}`, `{members}`, `{values, length}`, `{members, more}`). */
+  // biome-ignore lint/suspicious/noExplicitAny: one of five families' answers, told apart by `type`
   value: any;
 }
 

@@ -10,6 +10,7 @@ interface Outcome {
 type Untyped = Record<'GET' | 'POST' | 'DELETE', (path: string, init: object) => Promise<Outcome>>;
 
 export interface Sent {
+  // biome-ignore lint/suspicious/noExplicitAny: the answer of whichever operation the path names
   data: any;
   etag: string | undefined;
 }

@@ -34,7 +34,8 @@ function parseMetrics(text: string): Sample['routes'] {
     const m = LINE.exec(line);
     if (!m) continue;
     const endpoint = /endpoint="([^"]*)"/.exec(m[2] as string)?.[1] ?? '?';
-    const r = (routes[endpoint] ??= { count: 0, seconds: 0 });
+    routes[endpoint] ??= { count: 0, seconds: 0 };
+    const r = routes[endpoint];
     if (m[1] === 'svc_requests_total') r.count += Number(m[3]);
     else r.seconds += Number(m[3]);
   }
