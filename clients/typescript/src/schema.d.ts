@@ -3149,6 +3149,8 @@ export interface components {
                 openapi: string;
                 /** @description The readiness check; absent when the admin endpoints are disabled or have their own port. */
                 health?: string;
+                /** @description The web console (`/console/`), unless `SVC_CONSOLE_ENABLED=false`. */
+                console?: string;
             };
         };
         /** @description Liveness answer. Does not touch Redis (use `health` for that). */
@@ -3206,7 +3208,7 @@ export interface components {
              * @description When this build was made (ISO 8601, UTC): the modification time of the compiled service code (`dist/` written by `npm run build`).
              */
             build_date: string;
-            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `list_max_wait`, `list_max_waiters`, `protected_mode`, `metrics_enabled`, `log_level`, `log_format`, `error_details`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
+            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `list_max_wait`, `list_max_waiters`, `protected_mode`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
             config: {
                 /** @description Data port (`SVC_PORT`). */
                 port: number;
@@ -3332,7 +3334,7 @@ export interface components {
                 by_method: {
                     [key: string]: number;
                 };
-                /** @description Requests per family: `/store/string`, `/store/hash`, `/store/set`, `/store/list`, `/store/zset`, `/store/keys`, `/store/admin` (`/api/...` requests count under the same names). */
+                /** @description Requests per family: `/store/string`, `/store/hash`, `/store/set`, `/store/list`, `/store/zset`, `/store/keys`, `/store/changes`, `/store/whoami`, `/store/admin` (`/api/...` requests count under the same names). */
                 by_endpoint: {
                     [key: string]: number;
                 };
