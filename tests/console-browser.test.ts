@@ -173,6 +173,31 @@ describeIn('the console in Chromium', () => {
     if (SHOTS) await page.screenshot({ path: path.join(DOCS, 'console-service.png'), fullPage: true });
   });
 
+  test('when no credentials are configured (npm start on a laptop), then a local browser goes straight in and edits a string', async () => {
+    const open = await served('console-open');
+    try {
+      await open.t.raw.set(`${open.t.prefix}note:1`, 'first draft');
+      const context = await browser.newContext();
+      contexts.push(context);
+      const page = await context.newPage();
+      page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+      await page.goto(`${open.base}/console/`);
+      await page.waitForSelector('#who');
+      expect(await page.textContent('#who')).toContain('anonymous');
+      await page.fill('#prefix', 'note:');
+      await page.click('#search');
+      await page.click('button.key[data-key="note:1"]');
+      await page.fill('#string-value', 'second draft');
+      await page.click('#save-string');
+      await eventually(() => open.t.raw.get(`${open.t.prefix}note:1`), 'second draft');
+      // This service has no change feed: the tab says how to turn it on.
+      await page.click('#tab-changes');
+      await page.waitForSelector('text=SVC_CHANGES_ENABLED=true');
+    } finally {
+      await open.close();
+    }
+  });
+
   test('no page script failed and the Content-Security-Policy refused nothing', () => {
     expect(problems).toEqual([]);
   });
