@@ -10,6 +10,7 @@ import { type Served, served } from './support/served';
 
 const admin = apiKey('console-admin', ['read', 'write', 'admin']);
 const reader = apiKey('console-reader', ['read']);
+const tenant = apiKey('console-tenant', ['read', 'write'], 'tenant-b:');
 const missing = noBrowser();
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 const DOCS = path.join(__dirname, '..', 'docs');
@@ -26,7 +27,7 @@ const problems: string[] = [];
 
 beforeAll(async () => {
   if (missing) return;
-  s = await served('console-browser', { SVC_API_KEYS: JSON.stringify({ keys: [admin, reader] }) }, 8);
+  s = await served('console-browser', { SVC_API_KEYS: JSON.stringify({ keys: [admin, reader, tenant] }) }, 8);
   gw = createGateway({ baseUrl: s.base, token: admin.key });
   browser = await launch();
 });
@@ -73,6 +74,9 @@ async function eventually<T>(read: () => Promise<T>, expected: T): Promise<void>
   }
   expect(last).toBe(expected);
 }
+
+/** Waits until the open key's last write and the read after it are done (its ETag is current again). */
+const settled = (page: Page) => page.waitForSelector('#detail[aria-busy="false"]');
 
 const fieldInput = (page: Page, field: string) => page.locator(`input.field-value[data-field="${field}"]`);
 
@@ -160,6 +164,48 @@ describeIn('the console in Chromium', () => {
     await page.click('#confirm-delete');
     await page.waitForSelector('#detail', { state: 'detached' });
     expect(await gw.keys.info('made:1')).toBeNull();
+  });
+
+  test('set members, list items and sorted-set scores are edited in place, and a TTL is set', async () => {
+    await gw.sets.add('kinds:set', ['a', 'b']);
+    await gw.lists.push('kinds:list', ['x', 'y']);
+    await gw.zsets.add('kinds:zset', { alice: 1, bob: 2 });
+    const page = await signedIn(admin.key);
+    await open(page, 'kinds:', 'kinds:set');
+    await page.click('button[data-remove-member="a"]');
+    await settled(page);
+    await page.fill('#new-member', 'c');
+    await page.click('#add-member');
+    await eventually(async () => (await gw.sets.get('kinds:set'))?.members.sort().join(','), 'b,c');
+    await open(page, 'kinds:', 'kinds:list');
+    await page.fill('input.item-value[data-index="1"]', 'Y');
+    await page.click('button[data-save-index="1"]');
+    await settled(page);
+    await eventually(async () => (await gw.lists.range('kinds:list'))?.values.join(','), 'x,Y');
+    await page.fill('#push-value', 'z');
+    await page.click('#push');
+    await eventually(async () => (await gw.lists.range('kinds:list'))?.values.join(','), 'x,Y,z');
+    await open(page, 'kinds:', 'kinds:zset');
+    await page.fill('input.score[data-member="alice"]', '10');
+    await page.click('button[data-save-member="alice"]');
+    await settled(page);
+    await eventually(
+      async () => JSON.stringify((await gw.zsets.range('kinds:zset')).members),
+      '[{"member":"bob","score":2},{"member":"alice","score":10}]',
+    );
+    await page.fill('#ttl-input', '500');
+    await page.click('#set-ttl');
+    await page.waitForSelector('#persist');
+    expect((await gw.keys.info('kinds:zset'))?.ttl).toBeGreaterThan(0);
+  });
+
+  test('a tenant key starts at its prefix and finds only its own keys', async () => {
+    await gw.strings.set('tenant-b:mine', '1');
+    await gw.strings.set('tenant-c:theirs', '1');
+    const page = await signedIn(tenant.key);
+    expect(await page.inputValue('#prefix')).toBe('tenant-b:');
+    await page.waitForSelector('button.key[data-key="tenant-b:mine"]');
+    expect(await page.locator('#key-list button.key').allTextContents()).toEqual(['tenant-b:mine']);
   });
 
   test('an admin sees the service charts, drawn from its statistics', async () => {

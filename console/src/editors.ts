@@ -63,13 +63,14 @@ function AddRow(props: {
   ids: [string, string, string];
   labels: [string, string];
   add: (a: string, b: string) => void;
+  actions: Actions;
 }) {
-  const [a, setA] = useState('');
-  const [b, setB] = useState('');
+  const [a, setA] = useDraft('', props.actions);
+  const [b, setB] = useDraft('', props.actions);
   const [ida, idb, idButton] = props.ids;
   return html`<div class="row">
-    <input id=${ida} placeholder=${props.labels[0]} value=${a} onInput=${(e: Event) => setA(text(e))} />
-    ${idb && html`<input id=${idb} placeholder=${props.labels[1]} value=${b} onInput=${(e: Event) => setB(text(e))} />`}
+    <input id=${ida} placeholder=${props.labels[0]} value=${a} onInput=${setA} />
+    ${idb && html`<input id=${idb} placeholder=${props.labels[1]} value=${b} onInput=${setB} />`}
     <button id=${idButton} onClick=${() => props.add(a, b)}>Add</button>
   </div>`;
 }
@@ -80,7 +81,7 @@ function HashEditor(props: Props & { fields: Record<string, string> }) {
     <tbody>${Object.entries(props.fields).map(([field, value]) => html`<${FieldRow} key=${field} field=${field} value=${value} ...${props} />`)}</tbody></table>
     ${
       session.canWrite &&
-      html`<${AddRow} ids=${['new-field', 'new-field-value', 'add-field']} labels=${['field', 'value']}
+      html`<${AddRow} actions=${actions} ids=${['new-field', 'new-field-value', 'add-field']} labels=${['field', 'value']}
       add=${(f: string, v: string) => actions.write((ifMatch) => session.gw.hashes.setField(name, f, v, { ifMatch }))} />`
     }`;
 }
@@ -93,7 +94,7 @@ function SetEditor(props: Props & { members: string[] }) {
   )}</ul>
     ${
       session.canWrite &&
-      html`<${AddRow} ids=${['new-member', '', 'add-member']} labels=${['member', '']}
+      html`<${AddRow} actions=${actions} ids=${['new-member', '', 'add-member']} labels=${['member', '']}
       add=${(m: string) => actions.write((ifMatch) => session.gw.sets.add(name, [m], { ifMatch }))} />`
     }`;
 }
@@ -119,7 +120,7 @@ function ListEditor(props: Props & { values: string[]; length: number }) {
     <table class="grid" id="list-items"><tbody>${props.values.map((v, i) => html`<${ItemRow} key=${i} index=${i} value=${v} ...${props} />`)}</tbody></table>
     ${
       session.canWrite &&
-      html`<${AddRow} ids=${['push-value', '', 'push']} labels=${['value to push at the tail', '']}
+      html`<${AddRow} actions=${actions} ids=${['push-value', '', 'push']} labels=${['value to push at the tail', '']}
       add=${(v: string) => actions.write((ifMatch) => session.gw.lists.push(name, [v], { ifMatch }))} />
       <button id="pop-left" onClick=${() => actions.write((ifMatch) => session.gw.lists.pop(name, { ifMatch }))}>Pop the head</button>`
     }`;
@@ -150,14 +151,15 @@ function ZsetEditor(props: Props & { members: { member: string; score: number | 
     ${props.more && html`<p class="muted">The lowest 200 shown.</p>`}
     ${
       session.canWrite &&
-      html`<${AddRow} ids=${['new-zmember', 'new-zscore', 'add-zmember']} labels=${['member', 'score']}
+      html`<${AddRow} actions=${actions} ids=${['new-zmember', 'new-zscore', 'add-zmember']} labels=${['member', 'score']}
       add=${(m: string, s: string) => actions.write((ifMatch) => session.gw.zsets.add(name, { [m]: score(s) }, { ifMatch }))} />`
     }`;
 }
 
 export function editorFor(loaded: Loaded, props: Props) {
-  // Keyed by the load: a reload starts the drafts afresh from what it read.
-  const k = loaded.version;
+  // Keyed by the content: a reload that found another value starts the drafts afresh from it, one that found the
+  // same (after this tab's own write, whose change event comes back) keeps what is being typed.
+  const k = loaded.etag ?? loaded.version;
   const v = loaded.value;
   switch (loaded.type) {
     case 'string':

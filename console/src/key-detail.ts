@@ -39,6 +39,8 @@ export function KeyDetail(props: { name: string; session: Session; feed: Feed; o
   const [notice, setNotice] = useState('');
   const [confirming, setConfirming] = useState(false);
   const [ttlDraft, setTtlDraft] = useState('');
+  /** A write and the read after it are under way: the ETag in hand is about to change. */
+  const [busy, setBusy] = useState(false);
 
   const load = async () => {
     try {
@@ -67,14 +69,17 @@ export function KeyDetail(props: { name: string; session: Session; feed: Feed; o
   const actions: Actions = {
     write: async (fn) => {
       setError('');
+      setBusy(true);
       try {
         await fn(loaded?.etag);
       } catch (err) {
         if (isConflict(err)) setConflict(true);
         else setError(describe(err));
+        setBusy(false);
         return false;
       }
       await load();
+      setBusy(false);
       return true;
     },
     editing: () => setDirty(true),
@@ -86,7 +91,7 @@ export function KeyDetail(props: { name: string; session: Session; feed: Feed; o
     return html`<section class="panel detail"><h2 class="key">${name}</h2><p class="muted" id="gone">This key does not exist (any more).</p></section>`;
   const family = FAMILIES[loaded.type];
   const path = `/store/${family}/{key}`;
-  return html`<section class="panel detail" id="detail" data-key=${name}>
+  return html`<section class=${busy ? 'panel detail busy' : 'panel detail'} id="detail" data-key=${name} aria-busy=${busy}>
     <h2><span class="key">${name}</span> <span class=${`type type-${loaded.type}`}>${loaded.type}</span></h2>
     ${
       conflict &&
