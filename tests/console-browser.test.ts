@@ -213,7 +213,18 @@ describeIn('the console in Chromium', () => {
     await page.click('#tab-service');
     // Two samples make the first rates: a line with points.
     await page.waitForSelector('#chart-rate polyline[points*=","]', { state: 'attached' });
-    if (SHOTS) await page.screenshot({ path: path.join(DOCS, 'console-service.png'), fullPage: true });
+    // Data requests show under their route template.
+    for (let i = 0; i < 3; i++) await gw.strings.get('charted');
+    await page.waitForSelector('#chart-rate li:has-text("/store/string/{key}")');
+    if (!SHOTS) return;
+    // Some traffic for the picture: 10 s of a few requests a second.
+    for (let i = 0; i < 20; i++) {
+      await gw.strings.set(`traffic:${i % 5}`, String(i));
+      await gw.hashes.get('user:42');
+      await gw.strings.get('traffic:none');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    await page.screenshot({ path: path.join(DOCS, 'console-service.png'), fullPage: true });
   });
 
   test('when no credentials are configured (npm start on a laptop), then a local browser goes straight in and edits a string', async () => {

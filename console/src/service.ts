@@ -25,7 +25,8 @@ interface Sample {
   byType: Record<string, number>;
 }
 
-const LINE = /^(svc_requests_total|svc_response_time_seconds_sum)\{([^}]*)\} ([-+.\deE]+|NaN)$/;
+/** One sample line of either metric; the labels are matched greedily, since route templates hold braces (`{key}`). */
+const LINE = /^(svc_requests_total|svc_response_time_seconds_sum)\{(.*)\} ([-+.\deE]+|NaN)$/;
 
 /** Requests and summed response time per route, from the Prometheus text (all methods of a route together). */
 function parseMetrics(text: string): Sample['routes'] {
