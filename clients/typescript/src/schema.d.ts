@@ -213,7 +213,7 @@ export interface paths {
         };
         /**
          * Read a whole hash
-         * @description Answers every field with its value (Redis `HGETALL`) and the remaining TTL (`-1` when none).
+         * @description Answers every field with its value (Redis `HGETALL`) and the remaining TTL (`-1` when none). Above 1,000 elements the whole read is `413 reply_too_large`; read it in pages with `cursor` and/or `limit` (HSCAN / SSCAN, a page answers `cursor` and `complete`).
          */
         get: operations["getHash"];
         put?: never;
@@ -361,7 +361,7 @@ export interface paths {
         };
         /**
          * List the field names of a hash
-         * @description Answers the field names (Redis `HKEYS`), in no particular order.
+         * @description Answers the field names (Redis `HKEYS`), in no particular order. Above 1,000 elements the whole read is `413 reply_too_large`; read it in pages with `cursor` and/or `limit` (HSCAN / SSCAN, a page answers `cursor` and `complete`).
          */
         get: operations["getHashKeys"];
         put?: never;
@@ -387,7 +387,7 @@ export interface paths {
         };
         /**
          * List the values of a hash
-         * @description Answers the field values (Redis `HVALS`), in no particular order.
+         * @description Answers the field values (Redis `HVALS`), in no particular order. Above 1,000 elements the whole read is `413 reply_too_large`; read it in pages with `cursor` and/or `limit` (HSCAN / SSCAN, a page answers `cursor` and `complete`).
          */
         get: operations["getHashValues"];
         put?: never;
@@ -489,7 +489,7 @@ export interface paths {
         };
         /**
          * Read a whole set
-         * @description Answers the members (Redis `SMEMBERS`, in no particular order), their number and the remaining TTL (`-1` when none).
+         * @description Answers the members (Redis `SMEMBERS`, in no particular order), their number and the remaining TTL (`-1` when none). Above 1,000 elements the whole read is `413 reply_too_large`; read it in pages with `cursor` and/or `limit` (HSCAN / SSCAN, a page answers `cursor` and `complete`).
          */
         get: operations["getSet"];
         put?: never;
@@ -1122,6 +1122,7 @@ export interface paths {
          *     - Without `stop`, a page of 100 items from `start`; without either, the first 100.
          *     - At most 1,000 items per request: `start` and `stop` must both count from the head (`>= 0`) or both from the tail (`< 0`), and span at most 1,000 items; otherwise `400 invalid_request`. Use `length` to page through a longer list.
          *     - A missing list (Redis keeps no empty list) is `404 not_found`.
+         *     - A page whose items add up to more than `SVC_MAX_REPLY_BYTES` (16 MiB) is `413 reply_too_large`: ask for fewer items.
          */
         get: operations["getList"];
         put?: never;
@@ -2064,7 +2065,7 @@ export interface components {
          */
         Score: number | ("+inf" | "-inf");
         /**
-         * @description A score range bound: a number, `+inf` or `-inf` (inclusive), or any of them after `(` for an exclusive bound (`(100` means "more than 100"). In a batch item it may also be a JSON number. Anything else is `400 invalid_request`.
+         * @description A score range bound: a number, `+inf` or `-inf` (inclusive), or any of them after `(` for an exclusive bound (`(100` means "more than 100"); at most 64 characters. In a batch item it may also be a JSON number. Anything else is `400 invalid_request`.
          * @example 100
          * @example (100
          * @example -inf
@@ -2720,7 +2721,7 @@ export interface components {
             atomic: components["schemas"]["SetBatchResponse"]["atomic"];
         };
         /** @description The type of an error. Each type always comes with the same HTTP status, its `x-status`. */
-        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "not_a_number" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
+        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
         /** @description One change; never the value. */
         ChangeEvent: {
             /** @description The stream id (`<ms>-<seq>`), increasing; resume after it with `since` or `Last-Event-ID`. On Redis Cluster, increasing within its master's stream only, and not a resume point (use the cursor the transport gives). */
@@ -2847,13 +2848,17 @@ export interface components {
              */
             ttl: -1;
         };
-        /** @description A whole hash and its remaining TTL. */
+        /** @description A whole hash (or one page of it) and its remaining TTL. */
         HashResponse: {
             /** @description Every field of the hash with its value. */
             fields: {
                 [key: string]: string;
             };
             ttl: components["schemas"]["RemainingTtl"];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
         /** @description Result of a hash write (status 201 when the hash was created, 200 when it existed). */
         HashWriteResponse: {
@@ -2882,11 +2887,19 @@ export interface components {
         HashKeysResponse: {
             /** @description The field names of the hash, in no particular order. */
             keys: string[];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
         /** @description The values of a hash. */
         HashValuesResponse: {
             /** @description The values of the hash, in no particular order. */
             values: string[];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
         /** @description A whole set, its size and its remaining TTL. */
         SetResponse: {
@@ -2895,6 +2908,10 @@ export interface components {
             /** @description Number of members. */
             cardinality: number;
             ttl: components["schemas"]["RemainingTtl"];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
         /** @description Result of a set write (status 201 when the set was created, 200 when it existed). */
         SetWriteResponse: {
@@ -3208,7 +3225,7 @@ export interface components {
              * @description When this build was made (ISO 8601, UTC): the modification time of the compiled service code (`dist/` written by `npm run build`).
              */
             build_date: string;
-            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `list_max_wait`, `list_max_waiters`, `protected_mode`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
+            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `protected_mode`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
             config: {
                 /** @description Data port (`SVC_PORT`). */
                 port: number;
@@ -3605,6 +3622,26 @@ export interface components {
         };
         /** @description The key is of another type, or a conditional create found it existing; nothing was changed. */
         Conflict: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The answer would be too large: a whole read of a hash or set of more than 1,000 elements (read it in pages with `cursor` / `limit`), or a request whose reads go past the reply budget (`SVC_MAX_REPLY_ELEMENTS` elements, `SVC_MAX_REPLY_BYTES` bytes, checked in Redis before the data is read). Nothing was changed. */
+        ReplyTooLarge: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `payload_too_large`: a value or the body is too large (see `PayloadTooLarge`), nothing was changed. `reply_too_large`: the reads of the request (its items' whole reads, the sets of the algebra) would go past the reply budget (`SVC_MAX_REPLY_ELEMENTS` elements, `SVC_MAX_REPLY_BYTES` bytes); checked in Redis before anything runs, so nothing was changed (an item that still exceeds it while running fails alone with `reply_too_large`). */
+        BodyOrReplyTooLarge: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -4153,6 +4190,16 @@ export interface components {
         /** @description The `cursor` of the previous page, unchanged; none (or empty) starts a walk. Anything else is `400 invalid_request`. */
         Cursor: string;
         /**
+         * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
+         * @example WyIxNzkyIiwiMCJd
+         */
+        PageCursor: string;
+        /**
+         * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
+         * @example 1000
+         */
+        PageLimit: number;
+        /**
          * @description How many keys a page aims for: a whole number from 1 to 1000; default 100.
          * @example 100
          */
@@ -4669,7 +4716,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -4678,7 +4725,18 @@ export interface operations {
     };
     getHash: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
+                 * @example WyIxNzkyIiwiMCJd
+                 */
+                cursor?: components["parameters"]["PageCursor"];
+                /**
+                 * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
+                 * @example 1000
+                 */
+                limit?: components["parameters"]["PageLimit"];
+            };
             header?: {
                 /**
                  * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
@@ -4727,6 +4785,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5162,7 +5221,18 @@ export interface operations {
     };
     getHashKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
+                 * @example WyIxNzkyIiwiMCJd
+                 */
+                cursor?: components["parameters"]["PageCursor"];
+                /**
+                 * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
+                 * @example 1000
+                 */
+                limit?: components["parameters"]["PageLimit"];
+            };
             header?: never;
             path: {
                 /**
@@ -5202,6 +5272,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5209,7 +5280,18 @@ export interface operations {
     };
     getHashValues: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
+                 * @example WyIxNzkyIiwiMCJd
+                 */
+                cursor?: components["parameters"]["PageCursor"];
+                /**
+                 * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
+                 * @example 1000
+                 */
+                limit?: components["parameters"]["PageLimit"];
+            };
             header?: never;
             path: {
                 /**
@@ -5249,6 +5331,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5430,7 +5513,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5439,7 +5522,18 @@ export interface operations {
     };
     getSet: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
+                 * @example WyIxNzkyIiwiMCJd
+                 */
+                cursor?: components["parameters"]["PageCursor"];
+                /**
+                 * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
+                 * @example 1000
+                 */
+                limit?: components["parameters"]["PageLimit"];
+            };
             header?: {
                 /**
                  * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
@@ -5489,6 +5583,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5968,7 +6063,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSetAlgebra"];
             409: components["responses"]["SetAlgebraWrongType"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6009,7 +6104,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSetAlgebra"];
             409: components["responses"]["SetAlgebraWrongType"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6050,7 +6145,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSetAlgebra"];
             409: components["responses"]["SetAlgebraWrongType"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6234,7 +6329,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -7358,7 +7453,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -7435,6 +7530,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ListWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8153,7 +8249,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
