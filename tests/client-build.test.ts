@@ -1,6 +1,6 @@
 // The TypeScript client as shipped: `npm run build` output (ES modules + declarations) imported by plain Node, no
 // TypeScript or bundler in between, talking to a real service.
-import { execFile, execSync } from 'node:child_process';
+import { exec, execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,7 +14,8 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 test('when built, then Node imports dist/index.js as an ES module and it works; its declarations are complete', async () => {
-  execSync('npm run --silent build', { cwd: CLIENT, stdio: 'pipe' });
+  // Asynchronously: the service answers from this process, whose event loop (and Redis connections) must keep running.
+  await promisify(exec)('npm run --silent build', { cwd: CLIENT });
   for (const file of ['index.js', 'index.d.ts', 'schema.d.ts'])
     expect(existsSync(path.join(CLIENT, 'dist', file))).toBe(true);
   const script = `
@@ -25,7 +26,6 @@ test('when built, then Node imports dist/index.js as an ES module and it works; 
     const missing = await gw.strings.get('built-none');
     console.log(JSON.stringify({ n: n.toString(), bigint: typeof n, missing }));
   `;
-  // Not execFileSync: the service answers from this process, whose event loop must keep running.
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
     timeout: 30_000,
   });
