@@ -199,6 +199,21 @@ describeIn('the console in Chromium', () => {
     expect((await gw.keys.info('kinds:zset'))?.ttl).toBeGreaterThan(0);
   });
 
+  test('a hash too large to be read whole shows its first page, still edited under If-Match', async () => {
+    const fields = Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}`, String(i)]));
+    await gw.hashes.set('large:1', fields);
+    const page = await signedIn(admin.key);
+    await open(page, 'large:', 'large:1');
+    await page.waitForSelector('#partial');
+    const first = page.locator('input.field-value').first();
+    const field = (await first.getAttribute('data-field')) as string;
+    await first.fill('edited');
+    await gw.hashes.setField('large:1', 'elsewhere', 'x');
+    await page.click(`button[data-save-field="${field}"]`);
+    await page.waitForSelector('#conflict');
+    expect(await gw.hashes.getField('large:1', field)).toBe(field.slice(1));
+  });
+
   test('a tenant key starts at its prefix and finds only its own keys', async () => {
     await gw.strings.set('tenant-b:mine', '1');
     await gw.strings.set('tenant-c:theirs', '1');

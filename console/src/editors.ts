@@ -75,9 +75,13 @@ function AddRow(props: {
   </div>`;
 }
 
-function HashEditor(props: Props & { fields: Record<string, string> }) {
+/** Said under a hash or set read as its first page (more than 1,000 elements). */
+const partial = (complete: boolean | undefined) =>
+  complete === false && html`<p class="muted" id="partial">A large key: the first page is shown.</p>`;
+
+function HashEditor(props: Props & { fields: Record<string, string>; complete?: boolean }) {
   const { name, session, actions } = props;
-  return html`<table class="grid" id="hash-fields"><thead><tr><th>Field</th><th>Value</th>${session.canWrite && html`<th></th>`}</tr></thead>
+  return html`${partial(props.complete)}<table class="grid" id="hash-fields"><thead><tr><th>Field</th><th>Value</th>${session.canWrite && html`<th></th>`}</tr></thead>
     <tbody>${Object.entries(props.fields).map(([field, value]) => html`<${FieldRow} key=${field} field=${field} value=${value} ...${props} />`)}</tbody></table>
     ${
       session.canWrite &&
@@ -86,9 +90,9 @@ function HashEditor(props: Props & { fields: Record<string, string> }) {
     }`;
 }
 
-function SetEditor(props: Props & { members: string[] }) {
+function SetEditor(props: Props & { members: string[]; complete?: boolean }) {
   const { name, session, actions } = props;
-  return html`<ul class="members" id="set-members">${[...props.members].sort().map(
+  return html`${partial(props.complete)}<ul class="members" id="set-members">${[...props.members].sort().map(
     (m) => html`<li key=${m}><span class="value">${m}</span>
       ${session.canWrite && html`<button data-remove-member=${m} onClick=${() => actions.write((ifMatch) => session.gw.sets.remove(name, m, { ifMatch }))}>Remove</button>`}</li>`,
   )}</ul>
@@ -165,9 +169,9 @@ export function editorFor(loaded: Loaded, props: Props) {
     case 'string':
       return html`<${StringEditor} key=${k} value=${v.value} ...${props} />`;
     case 'hash':
-      return html`<${HashEditor} key=${k} fields=${v.fields} ...${props} />`;
+      return html`<${HashEditor} key=${k} fields=${v.fields} complete=${v.complete} ...${props} />`;
     case 'set':
-      return html`<${SetEditor} key=${k} members=${v.members} ...${props} />`;
+      return html`<${SetEditor} key=${k} members=${v.members} complete=${v.complete} ...${props} />`;
     case 'list':
       return html`<${ListEditor} key=${k} values=${v.values} length=${v.length} ...${props} />`;
     case 'zset':

@@ -2,6 +2,7 @@
 // overwritten), its TTL, and delete. A change event for the key reloads it, unless an edit is under way.
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
+import { GatewayError } from '../../clients/typescript/src/index';
 import { editorFor, type Loaded } from './editors';
 import type { Feed } from './feed';
 import { FAMILIES, send } from './raw';
@@ -9,6 +10,8 @@ import { describe, isConflict, type Session } from './session';
 
 /** An ETag no key has: a paged read of a long list or sorted set computes its ETag only when one is asked for. */
 const ASK_ETAG = '"console-asks-for-the-etag"';
+/** Elements shown of a hash or set too large to be read whole. */
+const PAGE = 200;
 
 let reads = 0;
 
@@ -18,8 +21,14 @@ async function read(session: Session, key: string): Promise<Loaded | null> {
   const family = FAMILIES[info.type];
   if (!family) return { type: info.type, ttl: info.ttl, etag: undefined, version: ++reads, value: null };
   const query = family === 'list' ? { start: 0, stop: 199 } : family === 'zset' ? { limit: 200 } : undefined;
-  const ifNoneMatch = query ? ASK_ETAG : undefined;
-  const got = await send(session, 'GET', `/store/${family}/{key}`, { key }, { query, ifNoneMatch });
+  const path = `/store/${family}/{key}`;
+  const got = await send(session, 'GET', path, { key }, { query, ifNoneMatch: query && ASK_ETAG }).catch(
+    (err) => {
+      // A hash or set above 1,000 elements is read in pages only: show its first one.
+      if (!(err instanceof GatewayError && err.error === 'reply_too_large') || query) throw err;
+      return send(session, 'GET', path, { key }, { query: { limit: PAGE }, ifNoneMatch: ASK_ETAG });
+    },
+  );
   return { type: info.type, ttl: got.data.ttl, etag: got.etag, version: ++reads, value: got.data };
 }
 
