@@ -229,7 +229,7 @@ describeIn('the console in Chromium', () => {
     // Two samples make the first rates: a line with points.
     await page.waitForSelector('#chart-rate polyline[points*=","]', { state: 'attached' });
     // Data requests show under their route template.
-    for (let i = 0; i < 3; i++) await gw.strings.get('charted');
+    for (let i = 0; i < 6; i++) await gw.strings.get('charted');
     await page.waitForSelector('#chart-rate li:has-text("/store/string/{key}")');
     if (!SHOTS) return;
     // Some traffic for the picture: 10 s of a few requests a second.
@@ -240,7 +240,7 @@ describeIn('the console in Chromium', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     await page.screenshot({ path: path.join(DOCS, 'console-service.png'), fullPage: true });
-  });
+  }, 60_000);
 
   test('when no credentials are configured (npm start on a laptop), then a local browser goes straight in and edits a string', async () => {
     const open = await served('console-open');

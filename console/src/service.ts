@@ -66,14 +66,18 @@ async function sample(session: Session): Promise<Sample> {
   };
 }
 
-/** Per-second rates and average latency (ms) per route between consecutive samples, for the busiest routes. */
+/**
+ * Per-second rates and average latency (ms) per route between consecutive samples, for the routes busiest within
+ * the samples kept (not since start: what is busy now).
+ */
 function routeSeries(samples: Sample[]): { rate: Series[]; latency: Series[] } {
   const lastRoutes = samples.at(-1)?.routes ?? {};
-  const busiest = Object.entries(lastRoutes)
-    .filter(([name]) => name.startsWith('/store/'))
-    .sort((a, b) => b[1].count - a[1].count)
-    .slice(0, ROUTES_SHOWN)
-    .map(([name]) => name);
+  const firstRoutes = samples[0]?.routes ?? {};
+  const recent = (name: string) => (lastRoutes[name]?.count ?? 0) - (firstRoutes[name]?.count ?? 0);
+  const busiest = Object.keys(lastRoutes)
+    .filter((name) => name.startsWith('/store/'))
+    .sort((a, b) => recent(b) - recent(a))
+    .slice(0, ROUTES_SHOWN);
   const pairs = samples.slice(1).map((cur, i) => [samples[i] as Sample, cur] as const);
   const rate = busiest.map((name) => ({
     name,
