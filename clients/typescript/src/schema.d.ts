@@ -1188,7 +1188,7 @@ export interface paths {
          * @description Removes and answers the first item at the head (`"end": "left"`, default, Redis `LPOP`) or the last at the tail (`"end": "right"`, `RPOP`); with `count`, up to that many (fewer when the list holds fewer). `values` always is an array. Popping the last item removes the list. The body is optional.
          *
          *     - An empty list (Redis keeps none, so: a missing key) is `404 not_found`, as for a set pop.
-         *     - **`wait`** (seconds, up to `SVC_LIST_MAX_WAIT`, default 30): when the list is empty, wait up to that long for an item (Redis `BLMPOP` on a connection of its own), then answer it, or `404 not_found` when none came. A queue consumer loops on this. At most `SVC_LIST_MAX_WAITERS` (default 16) pops wait at a time per instance: one more is `503 service_unavailable` with `Retry-After`, so that waiting clients never hold the others back. Each pushed item goes to exactly one waiting pop. A client that goes away while waiting ends its wait (an item popped at that very instant is lost with its answer, like any answer the client is no longer there to read). `wait` is refused in batches.
+         *     - **`wait`** (seconds, up to `SVC_LIST_MAX_WAIT`, default 30): when the list is empty, wait up to that long for an item (Redis `BLMPOP` on a connection of its own), then answer it, or `404 not_found` when none came. A queue consumer loops on this. At most `SVC_LIST_MAX_WAITERS` (default 16) pops wait at a time per instance: one more is `503 service_unavailable` with `Retry-After`, so that waiting clients never hold the others back; and one credential (without credentials, one client address or IPv6 /64) holds at most `SVC_LIST_MAX_WAITERS_PER_CLIENT` (default 4) of them: one more is `429 rate_limit_exceeded` with `Retry-After`, naming the setting. Each pushed item goes to exactly one waiting pop. A client that goes away while waiting ends its wait (an item popped at that very instant is lost with its answer, like any answer the client is no longer there to read). `wait` is refused in batches.
          *     - A `503` means the outcome is unknown: items may have been popped.
          */
         post: operations["popList"];
@@ -1425,7 +1425,7 @@ export interface paths {
          * @description One page of a walk over the keys (Redis `SCAN`, never `KEYS`), optionally only those starting with `prefix` and of one Redis `type`. Start without `cursor`; pass each answer's `cursor` to get the next page until `complete` is `true`.
          *
          *     - **Guarantee** (`SCAN`'s): a full walk returns every key that existed for the whole walk at least once; a key may be returned more than once, and a key created or deleted during the walk may or may not appear. Keys come in no particular order.
-         *     - **Bounded work**: a page makes at most 10 `SCAN` calls (each asking for the keys still wanted, `COUNT` = `limit` minus the keys found so far), so a sparse prefix on a large keyspace answers quickly with fewer keys than `limit`, even none, and `complete: false`. A `SCAN` reply is never split, so a page may hold a few more keys than `limit` (`COUNT` is a hint to Redis).
+         *     - **Bounded work**: a page makes at most 10 `SCAN` calls (each asking for the keys still wanted, `COUNT` = `limit` minus the keys found so far), so a sparse prefix on a large keyspace answers quickly with fewer keys than `limit`, even none, and `complete: false`. `limit` is a hard maximum: a `SCAN` reply that holds more keys than the page still wants (`COUNT` is only a hint to Redis) leaves the rest in the `cursor`, and the next page starts with them.
          *     - **Cluster**: the walk visits every master in turn; on standalone and Sentinel, the one primary.
          *     - **Tenancy**: keys are named as a client names them (`SVC_KEY_PREFIX` removed); the service's own keys (`#svc:...`) never appear. A credential with a key prefix sees only its keys: its prefix is applied, a `prefix` inside it narrows the walk, and any other `prefix` is `403 forbidden`.
          */
@@ -1453,7 +1453,9 @@ export interface paths {
          *     - **Server-Sent Events** (`Accept: text/event-stream`): the events after the `Last-Event-ID` header EventSource sends when it reconnects (else `since`), then live, without gap or duplicate. A change is an unnamed event whose `id:` is the stream id (on Redis Cluster an opaque cursor: the resume point after this event) and whose `data:` is the event (JSON); heartbeat comments every `SVC_CHANGES_HEARTBEAT_MS`. A named `reset` event (data `{since, next, message}`, `id: next`) when the resume point is beyond the retention; a named `close` event (data `{reason}`) before the service ends a stream (a client more than `SVC_CHANGES_BUFFER` events behind, a shutdown): reconnect and resume.
          *     - **Resume and retention**: the feed keeps about `SVC_CHANGES_MAXLEN` events. A resume point older than that answers `410 changes_reset` (SSE: the `reset` event): re-read the keys you follow, then follow from `details.next`.
          *     - **Tenancy**: needs `read`; a credential with a key prefix sees only events of its keys (its prefix is applied; a `prefix` outside it is `403 forbidden`), and flush events.
-         *     - **Subscribers**: at most `SVC_CHANGES_MAX_SUBSCRIBERS` per process wait at once (SSE, WebSocket and waiting long-polls): `503` beyond.
+         *     - **Subscribers**: at most `SVC_CHANGES_MAX_SUBSCRIBERS` per process wait at once (SSE, WebSocket and waiting long-polls): `503` beyond; and at most `SVC_CHANGES_MAX_SUBSCRIBERS_PER_CLIENT` (100) of them for one credential (without credentials, one client address or IPv6 /64): `429 rate_limit_exceeded` with `Retry-After` beyond, naming the setting.
+         *     - **Credentials**: a stream (SSE, WebSocket) is closed when the credential it was opened with is removed or changed by a reload (`close` event / message with the reason; WebSocket code 1008), or when its JWT's `exp` passes.
+         *     - **Tenants**: a long-poll's `next` moves only to the caller's own events, or to just before Redis's clock when the stream was read to its end: it never names another tenant's event.
          *     - **Expired and evicted keys** (`SVC_CHANGES_EXPIRED=true`): **best effort**, from Redis keyspace notifications when the server's `notify-keyspace-events` allows them (`E` with `x` / `e`): `expired` / `evicted` events with an empty `type`, appended after the fact by one instance; a notification sent while no instance listens is lost.
          *     - **Not reported**: writes by other Redis clients.
          */
@@ -3225,7 +3227,7 @@ export interface components {
              * @description When this build was made (ISO 8601, UTC): the modification time of the compiled service code (`dist/` written by `npm run build`).
              */
             build_date: string;
-            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `protected_mode`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
+            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
             config: {
                 /** @description Data port (`SVC_PORT`). */
                 port: number;
@@ -3600,7 +3602,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Valid credentials without the needed permission, a key outside the credential's prefix, or a non-loopback client in protected mode. */
+        /** @description Valid credentials without the needed permission, a key outside the credential's prefix, a non-loopback client or `Host` in protected mode, or an `Origin` that is neither the service's own nor in `SVC_CORS_ORIGINS` (see Browsers). */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -3660,7 +3662,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json`. */
+        /** @description The body is not `application/json`; or a `POST` carries neither `Content-Type: application/json` nor a Bearer `Authorization` header (see Browsers). */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -3758,7 +3760,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `read` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client because no credentials are configured. */
+        /** @description The credentials are valid but lack the `read` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
         ForbiddenRead: {
             headers: {
                 [name: string]: unknown;
@@ -3787,7 +3789,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `write` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client because no credentials are configured. */
+        /** @description The credentials are valid but lack the `write` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
         ForbiddenWrite: {
             headers: {
                 [name: string]: unknown;
@@ -3888,7 +3890,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `write` permission, or an item's key is outside the credential's key prefix; or protected mode refuses a non-loopback client because no credentials are configured. */
+        /** @description The credentials are valid but lack the `write` permission, or an item's key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
         ForbiddenBatch: {
             headers: {
                 [name: string]: unknown;
@@ -3953,7 +3955,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `read` permission, or a listed key is outside the credential's key prefix; or protected mode refuses a non-loopback client because no credentials are configured. */
+        /** @description The credentials are valid but lack the `read` permission, or a listed key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
         ForbiddenSetAlgebra: {
             headers: {
                 [name: string]: unknown;
@@ -4088,7 +4090,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The credentials are valid but lack the `admin` permission; or protected mode refuses a non-loopback client because no credentials are configured. */
+        /** @description The credentials are valid but lack the `admin` permission; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
         ForbiddenAdmin: {
             headers: {
                 [name: string]: unknown;
@@ -4200,7 +4202,7 @@ export interface components {
          */
         PageLimit: number;
         /**
-         * @description How many keys a page aims for: a whole number from 1 to 1000; default 100.
+         * @description The most keys a page holds: a whole number from 1 to 1000; default 100.
          * @example 100
          */
         Limit: number;
@@ -5816,6 +5818,7 @@ export interface operations {
              */
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6022,6 +6025,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8272,7 +8276,7 @@ export interface operations {
                 /** @description The `cursor` of the previous page, unchanged; none (or empty) starts a walk. Anything else is `400 invalid_request`. */
                 cursor?: components["parameters"]["Cursor"];
                 /**
-                 * @description How many keys a page aims for: a whole number from 1 to 1000; default 100.
+                 * @description The most keys a page holds: a whole number from 1 to 1000; default 100.
                  * @example 100
                  */
                 limit?: components["parameters"]["Limit"];
@@ -8924,6 +8928,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAdmin"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             /** @description Redis refused a command of the flush (renamed, disabled or denied by its ACL); the message names it and how many keys were removed before it. */
             500: components["responses"]["ServerError"];
@@ -8961,6 +8966,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAdmin"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
