@@ -24,6 +24,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/upstash": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one Redis command
+         * @description The body is the command as a JSON array (`["SET", "k", "v", "EX", 100]`); numbers and booleans are sent as strings. `read` runs read-only commands, `write` adds writes, `admin` adds flushes, scripts and script / function management; server-wide and connection commands (CONFIG, DEBUG, CLIENT, MONITOR, ...) are always refused. With `Upstash-Encoding: base64` every string of the result is base64 (UTF-8) except `OK`. Keys (found from Redis's command table), SCAN / KEYS patterns and channels are under the caller's prefix; key names in replies come back without it. Blocking commands wait on a connection of their own, at most `SVC_LIST_MAX_WAIT` seconds (a longer or `0` timeout is shortened to it).
+         */
+        post: operations["upstashCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upstash/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run commands in order, not atomically
+         * @description Each command answers for itself (`{result}` or `{error}`), in order. The caller needs the permission of the most demanding command; a refused command refuses the whole request before anything runs. At most `SVC_BATCH_MAX_OPERATIONS` commands.
+         */
+        post: operations["upstashPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upstash/multi-exec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run commands atomically (MULTI / EXEC)
+         * @description The commands run as one transaction on a connection of its own. A command Redis refuses while queueing discards the transaction (`400` with `EXECABORT`); one that fails while running answers its `{error}` in place. On Redis Cluster every key must be in one hash slot (`400` `CROSSSLOT` otherwise).
+         */
+        post: operations["upstashTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upstash/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
+                path: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Run one command written as a path, or subscribe
+         * @description `GET /upstash/get/greeting` is `["GET", "greeting"]`. `/upstash/subscribe/<channel>/...` and `/upstash/psubscribe/<pattern>/...` answer Server-Sent Events as @upstash/redis reads them: `data: subscribe,<channel>,<count>`, `data: message,<channel>,<message>`, `data: pmessage,<pattern>,<channel>,<message>`, until the client goes away (one connection of the `SVC_LIST_MAX_WAITERS` pool each).
+         */
+        get: operations["upstashPathCommand"];
+        put?: never;
+        /**
+         * Run one command written as a path, the body as its last argument
+         * @description `POST /upstash/set/greeting` with the body `hello` is `["SET", "greeting", "hello"]` (an empty body adds nothing). Also `subscribe` / `psubscribe` as for GET (the SDK posts them).
+         */
+        post: operations["upstashPathCommandWithBody"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/string/{key}": {
         parameters: {
             query?: never;
@@ -1713,7 +1800,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Prometheus text exposition format (prom-client), over all workers of this instance: with `SVC_WORKERS` > 1 the registries of the workers are merged by prom-client's `AggregatorRegistry` (the `svc_*` counters and histograms summed per label set, with the same names and labels as with one worker; each default process metric as prom-client aggregates it: summed, averaged, first, or left out like `process_start_time_seconds`). The metrics: `svc_requests_total{method,endpoint}` and the `svc_response_time_seconds{method,endpoint}` histogram (endpoint = the route template as written in this document, such as `/store/string/{key}`, also for `/api/...` requests; `unknown` for a request that matched no endpoint; never a raw path or key), `svc_errors_total{type}` (error responses, status >= 400, by error type), `svc_redis_command_duration_seconds` (histogram of Redis round trips: the command of one operation, or the one script call of a batch), `svc_redis_commands_total`, and the default Node.js process metrics (`process_*`, `nodejs_*`). Times in seconds. Checked per request: `404 unknown_endpoint` while `SVC_METRICS_ENABLED=false` (a reload can switch it).
+         * @description Prometheus text exposition format (prom-client), over all workers of this instance: with `SVC_WORKERS` > 1 the registries of the workers are merged by prom-client's `AggregatorRegistry` (the `svc_*` counters and histograms summed per label set, with the same names and labels as with one worker; each default process metric as prom-client aggregates it: summed, averaged, first, or left out like `process_start_time_seconds`). The metrics: `svc_requests_total{method,endpoint}` and the `svc_response_time_seconds{method,endpoint}` histogram (endpoint = the route template as written in this document, such as `/store/string/{key}`, also for `/api/...` requests; `unknown` for a request that matched no endpoint; never a raw path or key), `svc_errors_total{type}` (error responses, status >= 400, by error type), `svc_redis_command_duration_seconds` (histogram of Redis round trips: the command of one operation, or the one script call of a batch), `svc_redis_commands_total`, `svc_upstash_commands_total{command}` (commands through `/upstash`, by Redis command name; its requests count under endpoints such as `/upstash/get`), and the default Node.js process metrics (`process_*`, `nodejs_*`). Times in seconds. Checked per request: `404 unknown_endpoint` while `SVC_METRICS_ENABLED=false` (a reload can switch it).
          */
         get: operations["adminMetrics"];
         put?: never;
@@ -1728,6 +1815,23 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A Redis command and its arguments; numbers and booleans are sent to Redis as strings. */
+        UpstashCommand: (string | number | boolean)[];
+        UpstashCommands: components["schemas"]["UpstashCommand"][];
+        UpstashResult: {
+            /** @description Redis's reply in RESP2 shapes (flat arrays for HGETALL and WITHSCORES); with `Upstash-Encoding: base64` each string base64-encoded except `OK`. */
+            result: unknown;
+        };
+        UpstashItem: {
+            /** @description The command's reply, as in UpstashResult. */
+            result?: unknown;
+            /** @description Redis's error text. */
+            error?: string;
+        };
+        UpstashError: {
+            /** @description Redis's error text, or why the service refused the request. */
+            error: string;
+        };
         /**
          * @description The key rule, for every key in a path or a body: 1..1024 characters of letters, digits, `-`, `_`, `:` (for hierarchical keys) and `.`. Anything else (`@`, `/`, a space, ...) is `400 invalid_key`.
          * @example user:42
@@ -3227,7 +3331,7 @@ export interface components {
              * @description When this build was made (ISO 8601, UTC): the modification time of the compiled service code (`dist/` written by `npm run build`).
              */
             build_date: string;
-            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
+            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `upstash_enabled`, `upstash_script_permission`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
             config: {
                 /** @description Data port (`SVC_PORT`). */
                 port: number;
@@ -3557,6 +3661,75 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The command's result (`upstash-sync-token` changes after each write: read-your-writes). */
+        UpstashResult: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "result": "OK"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpstashResult"];
+            };
+        };
+        /** @description One `{result}` or `{error}` per command, in order. */
+        UpstashResults: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "result": 1
+                 *       },
+                 *       {
+                 *         "error": "WRONGTYPE Operation against a key holding the wrong kind of value"
+                 *       }
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashItem"][];
+            };
+        };
+        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key). */
+        UpstashError: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "ERR wrong number of arguments for 'get' command"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpstashError"];
+            };
+        };
+        /** @description `429` over the rate limit, `503` Redis unavailable or every waiting connection in use: retry after `Retry-After` seconds. */
+        UpstashRetry: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The data store is unavailable; retry shortly"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpstashError"];
             };
         };
         /** @description The HTTP parser or the size check refused the request before any route was chosen (this can happen on any path): `400 invalid_request` (malformed request line or headers), `408 request_timeout`, `413 payload_too_large` or `431 headers_too_large`. The usual JSON error body, with `Connection: close`; counted under the endpoint `unknown`. */
@@ -4099,6 +4272,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+        UpstashEncoding: "base64";
         /**
          * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
          * @example user:42
@@ -4242,6 +4417,11 @@ export interface components {
     };
     headers: {
         /**
+         * @description Changes after each write through this instance's /upstash endpoint; @upstash/redis sends it back (read-your-writes). Every read here goes to the primary, so it is informational.
+         * @example 3f2a9c1b-42
+         */
+        UpstashSyncToken: string;
+        /**
          * @description The key's strong entity-tag: a digest of its content (the value, fields, members or elements; not its TTL) that changes whenever the content changes. Sent by every whole-key read (`GET`/`HEAD .../{key}`, also with `304`), by a write that carries `If-Match` or `If-None-Match` (the ETag after the write; none when the key no longer exists), and with `412 precondition_failed` (the current one). Send it back in `If-Match` (safe read-modify-write) or `If-None-Match` (a `304` when unchanged).
          * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
          */
@@ -4310,6 +4490,186 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceIndex"];
                 };
             };
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashCommand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       "SET",
+                 *       "greeting",
+                 *       "hello",
+                 *       "EX",
+                 *       100
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashCommand"];
+            };
+        };
+        responses: {
+            200: components["responses"]["UpstashResult"];
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashPipeline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       [
+                 *         "INCR",
+                 *         "visits"
+                 *       ],
+                 *       [
+                 *         "GET",
+                 *         "greeting"
+                 *       ]
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashCommands"];
+            };
+        };
+        responses: {
+            200: components["responses"]["UpstashResults"];
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       [
+                 *         "SET",
+                 *         "counter",
+                 *         "1"
+                 *       ],
+                 *       [
+                 *         "INCR",
+                 *         "counter"
+                 *       ]
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashCommands"];
+            };
+        };
+        responses: {
+            200: components["responses"]["UpstashResults"];
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashPathCommand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path: {
+                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The command's result, or the event stream of a subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstashResult"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashPathCommandWithBody: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path: {
+                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example hello */
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description The command's result, or the event stream of a subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstashResult"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
         };
     };
@@ -4718,6 +5078,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5515,6 +5877,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6333,6 +6697,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7457,6 +7823,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -8253,6 +8621,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -8926,6 +9296,8 @@ export interface operations {
                     "application/json": components["schemas"]["FlushResponse"];
                 };
             };
+            /** @description `invalid_request`: the request carries `If-Match` or `If-None-Match`, which this operation does not take (a condition it cannot honour is refused, not ignored); nothing was done. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAdmin"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8964,6 +9336,8 @@ export interface operations {
                     "application/json": components["schemas"]["ReloadResponse"];
                 };
             };
+            /** @description `invalid_request`: the request carries `If-Match` or `If-None-Match`, which this operation does not take (a condition it cannot honour is refused, not ignored); nothing was done. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAdmin"];
             415: components["responses"]["UnsupportedMediaType"];
