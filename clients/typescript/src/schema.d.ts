@@ -24,93 +24,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/upstash": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run one Redis command
-         * @description The body is the command as a JSON array (`["SET", "k", "v", "EX", 100]`); numbers and booleans are sent as strings. `read` runs read-only commands, `write` adds writes, `admin` adds flushes, scripts and script / function management; server-wide and connection commands (CONFIG, DEBUG, CLIENT, MONITOR, ...) are always refused. With `Upstash-Encoding: base64` every string of the result is base64 (UTF-8) except `OK`. Keys (found from Redis's command table), SCAN / KEYS patterns and channels are under the caller's prefix; key names in replies come back without it. Blocking commands wait on a connection of their own, at most `SVC_LIST_MAX_WAIT` seconds (a longer or `0` timeout is shortened to it).
-         */
-        post: operations["upstashCommand"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/upstash/pipeline": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run commands in order, not atomically
-         * @description Each command answers for itself (`{result}` or `{error}`), in order. The caller needs the permission of the most demanding command; a refused command refuses the whole request before anything runs. At most `SVC_BATCH_MAX_OPERATIONS` commands.
-         */
-        post: operations["upstashPipeline"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/upstash/multi-exec": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run commands atomically (MULTI / EXEC)
-         * @description The commands run as one transaction on a connection of its own. A command Redis refuses while queueing discards the transaction (`400` with `EXECABORT`); one that fails while running answers its `{error}` in place. On Redis Cluster every key must be in one hash slot (`400` `CROSSSLOT` otherwise).
-         */
-        post: operations["upstashTransaction"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/upstash/{path}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
-                path: string;
-            };
-            cookie?: never;
-        };
-        /**
-         * Run one command written as a path, or subscribe
-         * @description `GET /upstash/get/greeting` is `["GET", "greeting"]`. `/upstash/subscribe/<channel>/...` and `/upstash/psubscribe/<pattern>/...` answer Server-Sent Events as @upstash/redis reads them: `data: subscribe,<channel>,<count>`, `data: message,<channel>,<message>`, `data: pmessage,<pattern>,<channel>,<message>`, until the client goes away (one connection of the `SVC_LIST_MAX_WAITERS` pool each).
-         */
-        get: operations["upstashPathCommand"];
-        put?: never;
-        /**
-         * Run one command written as a path, the body as its last argument
-         * @description `POST /upstash/set/greeting` with the body `hello` is `["SET", "greeting", "hello"]` (an empty body adds nothing). Also `subscribe` / `psubscribe` as for GET (the SDK posts them).
-         */
-        post: operations["upstashPathCommandWithBody"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/store/string/{key}": {
         parameters: {
             query?: never;
@@ -133,12 +46,6 @@ export interface paths {
         /**
          * Create or replace a string
          * @description Stores `value` under the key: `201` when the key was created, `200` when an existing string was replaced.
-         *
-         *     - The write replaces the whole value, so it **clears any expiry** unless `ttl` is given; a new key has no expiry unless `ttl` is given.
-         *     - A key that holds another type (hash, set, list, ...) is never overwritten: `409 wrong_type`.
-         *     - `If-None-Match: *` writes only when the key does not exist yet; otherwise `409 key_exists` and nothing is written.
-         *     - The value may be at most 1 MiB once UTF-8 encoded (`413 payload_too_large`).
-         *     - `batch` is a reserved segment: `POST /store/string/batch` is the batch endpoint. Write such a key with a batch `set` item.
          */
         post: operations["setString"];
         /**
@@ -146,6 +53,36 @@ export interface paths {
          * @description Deletes the whole string. Idempotent: `deleted: false` when there was nothing to delete. A key of another type is `409 wrong_type` and is not deleted.
          */
         delete: operations["deleteString"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/string/{key}/incr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Increment a counter
+         * @description Adds `by` (default 1) to the number the string holds (Redis `INCRBY` for an integer `by`, `INCRBYFLOAT` for a fraction) and answers the new value. A missing key counts from 0: `201` when this call created the key, `200` otherwise. Concurrent increments are never lost.
+         *
+         *     - The new value comes back losslessly, see `CounterResponse`: `value_string` is the exact decimal, `value` the same as a JSON number, or `null` beyond ±(2^53 − 1) where a JavaScript client would round it.
+         *     - A stored value that is not a number (or, for an integer `by`, not an integer), or a result beyond the 64-bit integer range, is `422 not_a_number`; nothing is changed.
+         *     - An increment is not idempotent: after a `503` (outcome unknown) a retry may count twice.
+         */
+        post: operations["incrString"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -233,38 +170,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/store/string/{key}/incr": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Increment a counter
-         * @description Adds `by` (default 1) to the number the string holds (Redis `INCRBY` for an integer `by`, `INCRBYFLOAT` for a fraction) and answers the new value. A missing key counts from 0: `201` when this call created the key, `200` otherwise. Concurrent increments are never lost.
-         *
-         *     - `ttl` is set **only when this call creates the key**; an existing key keeps its expiry (or its lack of one). This is the fixed-window counter: the first increment of a window starts its clock.
-         *     - The new value comes back losslessly, see `CounterResponse`: `value_string` is the exact decimal, `value` the same as a JSON number, or `null` beyond ±(2^53 − 1) where a JavaScript client would round it.
-         *     - A stored value that is not a number (or, for an integer `by`, not an integer), or a result beyond the 64-bit integer range, is `422 not_a_number`; nothing is changed.
-         *     - A key that holds another type is `409 wrong_type`.
-         *     - An increment is not idempotent: after a `503` (outcome unknown) a retry may count twice.
-         */
-        post: operations["incrString"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/store/string/batch": {
         parameters: {
             query?: never;
@@ -276,7 +181,7 @@ export interface paths {
         put?: never;
         /**
          * Run several string operations in one transaction
-         * @description Runs `operations` in request order as one atomic Redis script call, by the rules under **Batches** in the description of this document. The item types are the keys of the `discriminator.mapping` of `StringBatchOperation`; each takes the fields of the matching single endpoint.
+         * @description Runs `operations` in request order as one atomic Redis script call (the rules are in `docs/guide.md`, Batches). The item types are the keys of the `discriminator.mapping` of `StringBatchOperation`; each takes the fields of the route its schema names.
          */
         post: operations["stringBatch"];
         delete?: never;
@@ -308,12 +213,8 @@ export interface paths {
          * Create, merge into or replace a hash
          * @description Writes `fields` to the hash: `201` when the key was created, `200` when the hash existed. `fields_count` is the number of fields the hash holds after the write.
          *
-         *     - `"mode": "merge"` (default): the given fields are set (Redis `HSET`), the others stay, and the **expiry is kept** unless `ttl` is given.
-         *     - `"mode": "replace"`: the old fields are dropped in the same transaction, so the hash holds exactly `fields`, and the **expiry is cleared** unless `ttl` is given.
-         *     - A new hash has no expiry unless `ttl` is given.
-         *     - A key that holds another type is never overwritten: `409 wrong_type`.
-         *     - `If-None-Match: *` writes only when the key does not exist yet; otherwise `409 key_exists`.
-         *     - `batch` is a reserved segment: `POST /store/hash/batch` is the batch endpoint.
+         *     - `"mode": "merge"` (default): the given fields are set (Redis `HSET`), the others stay,.
+         *     - `"mode": "replace"`: the old fields are dropped in the same transaction, so the hash holds exactly `fields`,.
          */
         post: operations["setHash"];
         /**
@@ -353,9 +254,6 @@ export interface paths {
         /**
          * Create or replace one hash field
          * @description Sets one field (Redis `HSET`), creating the hash when needed: `201` when the field was created, `200` when it was replaced. The key keeps its expiry (a new hash has none).
-         *
-         *     - `If-None-Match: *` writes only when the field does not exist yet; otherwise `409 field_exists`.
-         *     - A key that holds another type is `409 wrong_type`.
          */
         post: operations["setHashField"];
         /**
@@ -394,39 +292,11 @@ export interface paths {
          * Increment a counter in a hash field
          * @description Adds `by` (default 1) to the number the field holds (Redis `HINCRBY` for an integer `by`, `HINCRBYFLOAT` for a fraction) and answers the new value. A missing hash or field counts from 0: `201` when this call created the field, `200` otherwise. Concurrent increments are never lost.
          *
-         *     - `ttl` is set **only when this call creates the hash**; an existing hash keeps its expiry (or its lack of one).
          *     - The new value comes back losslessly, see `CounterResponse`.
          *     - A field value that is not a number (or, for an integer `by`, not an integer), or a result beyond the 64-bit integer range, is `422 not_a_number`; nothing is changed.
-         *     - A key that holds another type is `409 wrong_type`.
          *     - An increment is not idempotent: after a `503` (outcome unknown) a retry may count twice.
          */
         post: operations["incrHashField"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/hash/{key}/exists": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Check whether a hash exists
-         * @description Answers `{"exists": true}` or `{"exists": false}`; never 404. A key of another type is `409 wrong_type`.
-         */
-        get: operations["hashExists"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -477,6 +347,32 @@ export interface paths {
          * @description Answers the field values (Redis `HVALS`), in no particular order. Above 1,000 elements the whole read is `413 reply_too_large`; read it in pages with `cursor` and/or `limit` (HSCAN / SSCAN, a page answers `cursor` and `complete`).
          */
         get: operations["getHashValues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/hash/{key}/exists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Check whether a hash exists
+         * @description Answers `{"exists": true}` or `{"exists": false}`; never 404. A key of another type is `409 wrong_type`.
+         */
+        get: operations["hashExists"];
         put?: never;
         post?: never;
         delete?: never;
@@ -552,9 +448,69 @@ export interface paths {
         put?: never;
         /**
          * Run several hash operations in one transaction
-         * @description Runs `operations` in request order as one atomic Redis script call, by the rules under **Batches** in the description of this document. The item types are the keys of the `discriminator.mapping` of `HashBatchOperation`; each takes the fields of the matching single endpoint.
+         * @description Runs `operations` in request order as one atomic Redis script call (the rules are in `docs/guide.md`, Batches). The item types are the keys of the `discriminator.mapping` of `HashBatchOperation`; each takes the fields of the route its schema names.
          */
         post: operations["hashBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/set/union": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Union of sets
+         * @description Answers the members that are in any of the listed sets (like Redis `SUNION`). A listed key that does not exist counts as the empty set; the result is in no particular order and nothing is stored. `keys` holds 1..100 keys. The sets are read with one typed read per key and combined by the service, so the keys may live on different Redis Cluster slots; on a standalone Redis or Sentinel all of them are read in one script call (one moment), on a Cluster each hash slot is read at its own moment.
+         */
+        post: operations["setUnion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/set/intersection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Intersection of sets
+         * @description Answers the members that are in every listed set (like Redis `SINTER`). A listed key that does not exist counts as the empty set; the result is in no particular order and nothing is stored. `keys` holds 1..100 keys. The sets are read with one typed read per key and combined by the service, so the keys may live on different Redis Cluster slots; on a standalone Redis or Sentinel all of them are read in one script call (one moment), on a Cluster each hash slot is read at its own moment.
+         */
+        post: operations["setIntersection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/set/difference": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Difference of sets
+         * @description Answers the members of the first listed set that are in none of the others (like Redis `SDIFF`); a single key answers that set. A listed key that does not exist counts as the empty set; the result is in no particular order and nothing is stored. `keys` holds 1..100 keys. The sets are read with one typed read per key and combined by the service, so the keys may live on different Redis Cluster slots; on a standalone Redis or Sentinel all of them are read in one script call (one moment), on a Cluster each hash slot is read at its own moment.
+         */
+        post: operations["setDifference"];
         delete?: never;
         options?: never;
         head?: never;
@@ -584,12 +540,8 @@ export interface paths {
          * Create, add to or replace a set
          * @description Writes `members` to the set: `201` when the key was created, `200` when the set existed. Duplicates inside the request are dropped. `members_count` is the number of members after the write, `added` the number that were new (in `replace` mode: every distinct member sent, as the set is rebuilt).
          *
-         *     - `"mode": "merge"` (default): the members are added (Redis `SADD`) and the **expiry is kept** unless `ttl` is given.
-         *     - `"mode": "replace"`: the old members are dropped in the same transaction and the **expiry is cleared** unless `ttl` is given.
-         *     - A new set has no expiry unless `ttl` is given.
-         *     - A key that holds another type is never overwritten: `409 wrong_type`.
-         *     - `If-None-Match: *` writes only when the key does not exist yet; otherwise `409 key_exists`.
-         *     - `batch`, `union`, `intersection` and `difference` are reserved segments: a `POST` on them is that operation. Write such a key with a batch `add` item.
+         *     - `"mode": "merge"` (default): the members are added (Redis `SADD`).
+         *     - `"mode": "replace"`: the old members are dropped in the same transaction.
          */
         post: operations["addSet"];
         /**
@@ -625,9 +577,6 @@ export interface paths {
         /**
          * Add one member
          * @description Adds the member (Redis `SADD`), creating the set when needed: `201` with `added: true` when the member is new, `200` with `added: false` when it was already there (not an error). The key keeps its expiry (a new set has none). No body.
-         *
-         *     - `If-None-Match: *` adds only when the member is not in the set yet; otherwise `409 duplicate_member`.
-         *     - A key that holds another type is `409 wrong_type`.
          */
         post: operations["addSetMember"];
         /**
@@ -725,66 +674,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/store/set/union": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Union of sets
-         * @description Answers the members that are in any of the listed sets (like Redis `SUNION`). A listed key that does not exist counts as the empty set; the result is in no particular order and nothing is stored. `keys` holds 1..100 keys. The sets are read with one typed read per key and combined by the service, so the keys may live on different Redis Cluster slots; on a standalone Redis or Sentinel all of them are read in one script call (one moment), on a Cluster each hash slot is read at its own moment.
-         */
-        post: operations["setUnion"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/set/intersection": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Intersection of sets
-         * @description Answers the members that are in every listed set (like Redis `SINTER`). A listed key that does not exist counts as the empty set; the result is in no particular order and nothing is stored. `keys` holds 1..100 keys. The sets are read with one typed read per key and combined by the service, so the keys may live on different Redis Cluster slots; on a standalone Redis or Sentinel all of them are read in one script call (one moment), on a Cluster each hash slot is read at its own moment.
-         */
-        post: operations["setIntersection"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/set/difference": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Difference of sets
-         * @description Answers the members of the first listed set that are in none of the others (like Redis `SDIFF`); a single key answers that set. A listed key that does not exist counts as the empty set; the result is in no particular order and nothing is stored. `keys` holds 1..100 keys. The sets are read with one typed read per key and combined by the service, so the keys may live on different Redis Cluster slots; on a standalone Redis or Sentinel all of them are read in one script call (one moment), on a Cluster each hash slot is read at its own moment.
-         */
-        post: operations["setDifference"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/store/set/{key}/ttl": {
         parameters: {
             query?: never;
@@ -852,337 +741,9 @@ export interface paths {
         put?: never;
         /**
          * Run several set operations in one transaction
-         * @description Runs `operations` in request order as one atomic Redis script call, by the rules under **Batches** in the description of this document. The item types are the keys of the `discriminator.mapping` of `SetBatchOperation`; each takes the fields of the matching single endpoint.
+         * @description Runs `operations` in request order as one atomic Redis script call (the rules are in `docs/guide.md`, Batches). The item types are the keys of the `discriminator.mapping` of `SetBatchOperation`; each takes the fields of the route its schema names.
          */
         post: operations["setBatch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Read a sorted set by rank
-         * @description One page of members with their scores, by rank (Redis `ZRANGE ... WITHSCORES`): lowest score first, or highest first with `rev=true` (a leaderboard's top). `offset` skips that many members (default 0); `limit` is the page size (default 100, at most 1000). `more` tells whether members follow the page; `ttl` is the key's remaining TTL (`-1` when none). A missing key is `404 not_found`; an `offset` past the end answers an empty page.
-         */
-        get: operations["getZset"];
-        put?: never;
-        /**
-         * Create, add to or replace a sorted set
-         * @description Writes `members` (member -> score) to the sorted set (Redis `ZADD`): `201` when the key was created, `200` otherwise. `added` counts the members that were new, `updated` those whose score changed, `cardinality` the members after the write.
-         *
-         *     - `"mode": "merge"` (default): the members are added or their scores set and the **expiry is kept** unless `ttl` is given.
-         *     - `"mode": "replace"`: the old members are dropped in the same transaction and the **expiry is cleared** unless `ttl` is given (`added` then counts every member sent, `updated` is 0).
-         *     - `"only": "new"` adds new members and leaves existing ones alone (`ZADD NX`); `"only": "existing"` only updates members already there (`ZADD XX`; with `mode: replace` it is `400 invalid_request`). On a missing key `only: existing` writes nothing and answers `200` with `cardinality: 0`.
-         *     - A new sorted set has no expiry unless `ttl` is given.
-         *     - A key that holds another type is never overwritten: `409 wrong_type`.
-         *     - `If-None-Match: *` writes only when the key does not exist yet; otherwise `409 key_exists`.
-         *     - `batch` is a reserved segment: write such a key with a batch `add` item.
-         */
-        post: operations["addZset"];
-        /**
-         * Delete a sorted set
-         * @description Deletes the whole sorted set. Idempotent: `deleted: false` when there was nothing to delete. A key of another type is `409 wrong_type` and is not deleted.
-         */
-        delete: operations["deleteZset"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/range": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Read a sorted set by score
-         * @description The members whose scores lie within `min`..`max` (inclusive; `(` before a bound makes it exclusive), with their scores (Redis `ZRANGE ... BYSCORE [REV] LIMIT offset count WITHSCORES`). Lowest score first, highest first with `rev=true`; `min` is always the low bound and `max` the high one, whatever the order. `min` defaults to `-inf`, `max` to `+inf`. `offset` and `limit` page through the range (default 0 and 100, `limit` at most 1000); `more` tells whether members follow. A missing key is `404 not_found`; an empty range answers no members.
-         */
-        get: operations["getZsetRange"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/member/{member}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-                /**
-                 * @description A sorted set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
-                 * @example alice
-                 */
-                member: components["parameters"]["ZsetMember"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Score and rank of one member
-         * @description Answers the member's `score`, its `rank` counting from the lowest score (0 first) and its `rev_rank` counting from the highest (a leaderboard position minus one), read at one moment (Redis `ZSCORE`, `ZRANK`, `ZREVRANK`). A member that is not there, or a missing key, is `404 member_not_found`.
-         */
-        get: operations["getZsetMember"];
-        put?: never;
-        /**
-         * Set the score of one member
-         * @description Adds the member with `score`, or sets its score (Redis `ZADD`), creating the sorted set when needed: `201` with `added: true` when the member is new, `200` with `added: false` when it was there. The key keeps its expiry (a new one has none).
-         *
-         *     - `If-None-Match: *` adds only when the member is not there yet (`ZADD NX`); otherwise `409 duplicate_member` and the score is not changed.
-         *     - A key that holds another type is `409 wrong_type`.
-         */
-        post: operations["setZsetMember"];
-        /**
-         * Remove one member
-         * @description Removes the member (Redis `ZREM`). Idempotent: `removed: false` when it was not there. Removing the last member removes the key (Redis keeps no empty sorted sets).
-         *
-         *     - `If-Match: *` requires the member to exist: `404 member_not_found` otherwise.
-         */
-        delete: operations["removeZsetMember"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/member/{member}/incr": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-                /**
-                 * @description A sorted set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
-                 * @example alice
-                 */
-                member: components["parameters"]["ZsetMember"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Increment the score of one member
-         * @description Adds `by` (default 1; negative to subtract; `"+inf"` / `"-inf"` allowed) to the member's score and answers the new score (Redis `ZINCRBY`). A missing member or key starts at 0: `201` when this call added the member, `200` otherwise. Concurrent increments are never lost.
-         *
-         *     - `ttl` is set **only when this call creates the key**; an existing key keeps its expiry (or its lack of one).
-         *     - A result that is not a number (`+inf` added to `-inf`) is `422 not_a_number`; nothing is changed.
-         *     - A key that holds another type is `409 wrong_type`.
-         *     - An increment is not idempotent: after a `503` (outcome unknown) a retry may count twice.
-         */
-        post: operations["incrZsetMember"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/remove": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Remove several members
-         * @description Removes `members` (Redis `ZREM`) and answers how many were there (`removed`) and how many members remain (`cardinality`). Members that are not there, and a missing key, are not errors. Removing the last member removes the key.
-         */
-        post: operations["removeZsetMembers"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/cardinality": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Count the members of a sorted set
-         * @description Answers the number of members (Redis `ZCARD`); with `min` and/or `max`, the number whose score is within that range (Redis `ZCOUNT`; bounds as in `GET /store/zset/{key}/range`), which may be 0. A missing key is `404 not_found`.
-         */
-        get: operations["getZsetCardinality"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/pop": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Remove and return the lowest or highest members
-         * @description Removes the `count` (default 1, at most 1000) members with the lowest scores (`end: min`, default; Redis `ZPOPMIN`) or the highest (`end: max`; `ZPOPMAX`) and answers them with their scores, in pop order. Popping the last member removes the key. A missing key (Redis keeps no empty sorted sets) is `404 not_found`.
-         */
-        post: operations["popZset"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/exists": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Check whether a sorted set exists
-         * @description Answers `{"exists": true}` or `{"exists": false}`; never 404. A key of another type is `409 wrong_type`.
-         */
-        get: operations["zsetExists"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/ttl": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Remaining TTL of a sorted set
-         * @description Answers the remaining time to live in seconds, or `-1` when the sorted set has no expiry.
-         */
-        get: operations["getZsetTtl"];
-        put?: never;
-        post?: never;
-        /**
-         * Remove the expiry of a sorted set
-         * @description Makes the sorted set persistent (Redis `PERSIST`). Answers `{"success": true, "ttl": -1}`, also when the key had no expiry.
-         */
-        delete: operations["persistZset"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/{key}/expire": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Set the expiry of a sorted set
-         * @description Sets or replaces the expiry of an existing sorted set (Redis `EXPIRE`). The key expires `ttl` seconds from now.
-         */
-        post: operations["expireZset"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/zset/batch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run several sorted set operations in one transaction
-         * @description Runs `operations` in request order as one atomic Redis script call, by the rules under **Batches** in the description of this document. The item types are the keys of the `discriminator.mapping` of `ZsetBatchOperation`; each takes the fields of the matching single endpoint (query parameters become properties; `rev` is a JSON boolean).
-         */
-        post: operations["zsetBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1243,9 +804,6 @@ export interface paths {
          * Push items onto a list
          * @description Appends `values` in order at the tail (`"end": "right"`, default, Redis `RPUSH`) or prepends them one by one at the head (`"end": "left"`, Redis `LPUSH`: the last value sent ends up first), creating the list when needed: `201` when the key was created, `200` when it existed. `length` is the number of items after the push.
          *
-         *     - The **expiry is kept** unless `ttl` is given; a new list has no expiry unless `ttl` is given.
-         *     - A key that holds another type is never overwritten: `409 wrong_type`.
-         *     - `If-None-Match: *` pushes only when the key does not exist yet; otherwise `409 key_exists` and nothing is written.
          *     - A `503` means the outcome is unknown: the push may have been applied (retrying it may push twice).
          */
         post: operations["pushList"];
@@ -1491,9 +1049,328 @@ export interface paths {
         put?: never;
         /**
          * Run several list operations in one transaction
-         * @description Runs `operations` in request order as one atomic Redis script call, by the rules under **Batches** in the description of this document. The item types are the keys of the `discriminator.mapping` of `ListBatchOperation`; each takes the fields of the matching single endpoint (a `pop` item takes no `wait`, which only a single pop may do).
+         * @description Runs `operations` in request order as one atomic Redis script call (the rules are in `docs/guide.md`, Batches). The item types are the keys of the `discriminator.mapping` of `ListBatchOperation`; each takes the fields of the route its schema names.
          */
         post: operations["listBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a sorted set by rank
+         * @description One page of members with their scores, by rank (Redis `ZRANGE ... WITHSCORES`): lowest score first, or highest first with `rev=true` (a leaderboard's top). `offset` skips that many members (default 0); `limit` is the page size (default 100, at most 1000). `more` tells whether members follow the page; `ttl` is the key's remaining TTL (`-1` when none). A missing key is `404 not_found`; an `offset` past the end answers an empty page.
+         */
+        get: operations["getZset"];
+        put?: never;
+        /**
+         * Create, add to or replace a sorted set
+         * @description Writes `members` (member -> score) to the sorted set (Redis `ZADD`): `201` when the key was created, `200` otherwise. `added` counts the members that were new, `updated` those whose score changed, `cardinality` the members after the write.
+         *
+         *     - `"mode": "merge"` (default): the members are added or their scores set.
+         *     - `"mode": "replace"`: the old members are dropped in the same transaction (`added` then counts every member sent, `updated` is 0).
+         *     - `"only": "new"` adds new members and leaves existing ones alone (`ZADD NX`); `"only": "existing"` only updates members already there (`ZADD XX`; with `mode: replace` it is `400 invalid_request`). On a missing key `only: existing` writes nothing and answers `200` with `cardinality: 0`.
+         */
+        post: operations["addZset"];
+        /**
+         * Delete a sorted set
+         * @description Deletes the whole sorted set. Idempotent: `deleted: false` when there was nothing to delete. A key of another type is `409 wrong_type` and is not deleted.
+         */
+        delete: operations["deleteZset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/range": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a sorted set by score
+         * @description The members whose scores lie within `min`..`max` (inclusive; `(` before a bound makes it exclusive), with their scores (Redis `ZRANGE ... BYSCORE [REV] LIMIT offset count WITHSCORES`). Lowest score first, highest first with `rev=true`; `min` is always the low bound and `max` the high one, whatever the order. `min` defaults to `-inf`, `max` to `+inf`. `offset` and `limit` page through the range (default 0 and 100, `limit` at most 1000); `more` tells whether members follow. A missing key is `404 not_found`; an empty range answers no members.
+         */
+        get: operations["getZsetRange"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/member/{member}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+                /**
+                 * @description A sorted set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
+                 * @example alice
+                 */
+                member: components["parameters"]["ZsetMember"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Score and rank of one member
+         * @description Answers the member's `score`, its `rank` counting from the lowest score (0 first) and its `rev_rank` counting from the highest (a leaderboard position minus one), read at one moment (Redis `ZSCORE`, `ZRANK`, `ZREVRANK`). A member that is not there, or a missing key, is `404 member_not_found`.
+         */
+        get: operations["getZsetMember"];
+        put?: never;
+        /**
+         * Set the score of one member
+         * @description Adds the member with `score`, or sets its score (Redis `ZADD`), creating the sorted set when needed: `201` with `added: true` when the member is new, `200` with `added: false` when it was there. The key keeps its expiry (a new one has none).
+         */
+        post: operations["setZsetMember"];
+        /**
+         * Remove one member
+         * @description Removes the member (Redis `ZREM`). Idempotent: `removed: false` when it was not there. Removing the last member removes the key (Redis keeps no empty sorted sets).
+         *
+         *     - `If-Match: *` requires the member to exist: `404 member_not_found` otherwise.
+         */
+        delete: operations["removeZsetMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/member/{member}/incr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+                /**
+                 * @description A sorted set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
+                 * @example alice
+                 */
+                member: components["parameters"]["ZsetMember"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Increment the score of one member
+         * @description Adds `by` (default 1; negative to subtract; `"+inf"` / `"-inf"` allowed) to the member's score and answers the new score (Redis `ZINCRBY`). A missing member or key starts at 0: `201` when this call added the member, `200` otherwise. Concurrent increments are never lost.
+         *
+         *     - A result that is not a number (`+inf` added to `-inf`) is `422 not_a_number`; nothing is changed.
+         *     - An increment is not idempotent: after a `503` (outcome unknown) a retry may count twice.
+         */
+        post: operations["incrZsetMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove several members
+         * @description Removes `members` (Redis `ZREM`) and answers how many were there (`removed`) and how many members remain (`cardinality`). Members that are not there, and a missing key, are not errors. Removing the last member removes the key.
+         */
+        post: operations["removeZsetMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/cardinality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Count the members of a sorted set
+         * @description Answers the number of members (Redis `ZCARD`); with `min` and/or `max`, the number whose score is within that range (Redis `ZCOUNT`; bounds as in `GET /store/zset/{key}/range`), which may be 0. A missing key is `404 not_found`.
+         */
+        get: operations["getZsetCardinality"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/pop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove and return the lowest or highest members
+         * @description Removes the `count` (default 1, at most 1000) members with the lowest scores (`end: min`, default; Redis `ZPOPMIN`) or the highest (`end: max`; `ZPOPMAX`) and answers them with their scores, in pop order. Popping the last member removes the key. A missing key (Redis keeps no empty sorted sets) is `404 not_found`.
+         */
+        post: operations["popZset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/exists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Check whether a sorted set exists
+         * @description Answers `{"exists": true}` or `{"exists": false}`; never 404. A key of another type is `409 wrong_type`.
+         */
+        get: operations["zsetExists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/ttl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Remaining TTL of a sorted set
+         * @description Answers the remaining time to live in seconds, or `-1` when the sorted set has no expiry.
+         */
+        get: operations["getZsetTtl"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove the expiry of a sorted set
+         * @description Makes the sorted set persistent (Redis `PERSIST`). Answers `{"success": true, "ttl": -1}`, also when the key had no expiry.
+         */
+        delete: operations["persistZset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/{key}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the expiry of a sorted set
+         * @description Sets or replaces the expiry of an existing sorted set (Redis `EXPIRE`). The key expires `ttl` seconds from now.
+         */
+        post: operations["expireZset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/zset/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run several sorted set operations in one transaction
+         * @description Runs `operations` in request order as one atomic Redis script call (the rules are in `docs/guide.md`, Batches). The item types are the keys of the `discriminator.mapping` of `ZsetBatchOperation`; each takes the fields of the route its schema names.
+         */
+        post: operations["zsetBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1517,56 +1394,6 @@ export interface paths {
          *     - **Tenancy**: keys are named as a client names them (`SVC_KEY_PREFIX` removed); the service's own keys (`#svc:...`) never appear. A credential with a key prefix sees only its keys: its prefix is applied, a `prefix` inside it narrows the walk, and any other `prefix` is `403 forbidden`.
          */
         get: operations["listKeys"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/changes": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Follow the change feed (long-poll, or Server-Sent Events)
-         * @description The feed of changes (with `SVC_CHANGES_ENABLED=true`; otherwise `404 unknown_endpoint`). Every write that changed something (every family, batch items, TTL changes, deletes, `DELETE /store/keys/{key}`, admin flush) is one event, appended to a Redis Stream by the same Lua script as the write: no acknowledged write lacks its event, and no event describes a write that did not happen. An event names the key (without `SVC_KEY_PREFIX`), its Redis type and the operation (the Redis command in lower case: `set`, `hset`, `hdel`, `sadd`, `srem`, `spop`, `del`, `expire`, `persist`, `incrby`, ...); never the value. Its `id` is the stream id, increasing; `time` is the stream id's milliseconds. A `flush` event (empty `key` and `type`) says every key may be gone: every subscriber gets it, whatever its filters.
-         *
-         *     - **Long-poll** (`Accept: application/json`, the default): a page of at most `limit` events after `since` (or from now without it) that match `prefix` and `type`, waiting up to `wait` seconds for the first one. Pass `next` as the following `since`; an empty page still moves `next` past the events it skipped.
-         *     - **Server-Sent Events** (`Accept: text/event-stream`): the events after the `Last-Event-ID` header EventSource sends when it reconnects (else `since`), then live, without gap or duplicate. A change is an unnamed event whose `id:` is the stream id (on Redis Cluster an opaque cursor: the resume point after this event) and whose `data:` is the event (JSON); heartbeat comments every `SVC_CHANGES_HEARTBEAT_MS`. A named `reset` event (data `{since, next, message}`, `id: next`) when the resume point is beyond the retention; a named `close` event (data `{reason}`) before the service ends a stream (a client more than `SVC_CHANGES_BUFFER` events behind, a shutdown): reconnect and resume.
-         *     - **Resume and retention**: the feed keeps about `SVC_CHANGES_MAXLEN` events. A resume point older than that answers `410 changes_reset` (SSE: the `reset` event): re-read the keys you follow, then follow from `details.next`.
-         *     - **Tenancy**: needs `read`; a credential with a key prefix sees only events of its keys (its prefix is applied; a `prefix` outside it is `403 forbidden`), and flush events.
-         *     - **Subscribers**: at most `SVC_CHANGES_MAX_SUBSCRIBERS` per process wait at once (SSE, WebSocket and waiting long-polls): `503` beyond; and at most `SVC_CHANGES_MAX_SUBSCRIBERS_PER_CLIENT` (100) of them for one credential (without credentials, one client address or IPv6 /64): `429 rate_limit_exceeded` with `Retry-After` beyond, naming the setting.
-         *     - **Credentials**: a stream (SSE, WebSocket) is closed when the credential it was opened with is removed or changed by a reload (`close` event / message with the reason; WebSocket code 1008), or when its JWT's `exp` passes.
-         *     - **Tenants**: a long-poll's `next` moves only to the caller's own events, or to just before Redis's clock when the stream was read to its end: it never names another tenant's event.
-         *     - **Expired and evicted keys** (`SVC_CHANGES_EXPIRED=true`): **best effort**, from Redis keyspace notifications when the server's `notify-keyspace-events` allows them (`E` with `x` / `e`): `expired` / `evicted` events with an empty `type`, appended after the fact by one instance; a notification sent while no instance listens is lost.
-         *     - **Not reported**: writes by other Redis clients.
-         */
-        get: operations["followChanges"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/store/changes/ws": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Follow the change feed over a WebSocket
-         * @description A WebSocket handshake (`Upgrade: websocket`) with the same query as `GET /store/changes` (`since`, `prefix`, `type`), the same permission, tenancy and subscriber cap. The server sends JSON text messages: `{"kind": "change", "id", "key", "type", "op", "time"}` for each event (on Redis Cluster also `cursor`, the resume point after it) (the backlog after `since` first, then live, without gap or duplicate); `{"kind": "reset", "since", "next", "message"}` when `since` is beyond the retention (re-read your keys; the feed goes on from `next`); `{"kind": "close", "reason"}` before the service closes the socket (code 1013 for a client more than `SVC_CHANGES_BUFFER` events behind, 1001 at shutdown): reconnect with `since` = the last `id` received (on Redis Cluster, the last `cursor`). The server pings every `SVC_CHANGES_HEARTBEAT_MS`. Errors before the handshake are the usual JSON answers; a request without `Upgrade: websocket` is `400 invalid_request`.
-         */
-        get: operations["followChangesWebSocket"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1617,6 +1444,56 @@ export interface paths {
          * @description The credential this request authenticated with: its `id`, how it authenticated (`scheme`), its `permissions` and its key `prefix` (a tenant; `null` when it may touch every key). With no credentials configured (protected mode), `id` is `anonymous`, `scheme` is `none` and every permission is listed. A client (the web console) uses it to show only what the credential may do.
          */
         get: operations["whoami"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the change feed (long-poll, or Server-Sent Events)
+         * @description The feed of changes (with `SVC_CHANGES_ENABLED=true`; otherwise `404 unknown_endpoint`). Every write that changed something (every family, batch items, TTL changes, deletes, `DELETE /store/keys/{key}`, admin flush) is one event, appended to a Redis Stream by the same Lua script as the write: no acknowledged write lacks its event, and no event describes a write that did not happen. An event names the key (without `SVC_KEY_PREFIX`), its Redis type and the operation (the Redis command in lower case: `set`, `hset`, `hdel`, `sadd`, `srem`, `spop`, `del`, `expire`, `persist`, `incrby`, ...); never the value. Its `id` is the stream id, increasing; `time` is the stream id's milliseconds. A `flush` event (empty `key` and `type`) says every key may be gone: every subscriber gets it, whatever its filters.
+         *
+         *     - **Long-poll** (`Accept: application/json`, the default): a page of at most `limit` events after `since` (or from now without it) that match `prefix` and `type`, waiting up to `wait` seconds for the first one. Pass `next` as the following `since`; an empty page still moves `next` past the events it skipped.
+         *     - **Server-Sent Events** (`Accept: text/event-stream`): the events after the `Last-Event-ID` header EventSource sends when it reconnects (else `since`), then live, without gap or duplicate. A change is an unnamed event whose `id:` is the stream id (on Redis Cluster an opaque cursor: the resume point after this event) and whose `data:` is the event (JSON); heartbeat comments every `SVC_CHANGES_HEARTBEAT_MS`. A named `reset` event (data `{since, next, message}`, `id: next`) when the resume point is beyond the retention; a named `close` event (data `{reason}`) before the service ends a stream (a client more than `SVC_CHANGES_BUFFER` events behind, a shutdown): reconnect and resume.
+         *     - **Resume and retention**: the feed keeps about `SVC_CHANGES_MAXLEN` events. A resume point older than that answers `410 changes_reset` (SSE: the `reset` event): re-read the keys you follow, then follow from `details.next`.
+         *     - **Tenancy**: needs `read`; a credential with a key prefix sees only events of its keys (its prefix is applied; a `prefix` outside it is `403 forbidden`), and flush events.
+         *     - **Subscribers**: at most `SVC_CHANGES_MAX_SUBSCRIBERS` per process wait at once (SSE, WebSocket and waiting long-polls): `503` beyond; and at most `SVC_CHANGES_MAX_SUBSCRIBERS_PER_CLIENT` (100) of them for one credential (without credentials, one client address or IPv6 /64): `429 rate_limit_exceeded` with `Retry-After` beyond, naming the setting.
+         *     - **Credentials**: a stream (SSE, WebSocket) is closed when the credential it was opened with is removed or changed by a reload (`close` event / message with the reason; WebSocket code 1008), or when its JWT's `exp` passes.
+         *     - **Tenants**: a long-poll's `next` moves only to the caller's own events, or to just before Redis's clock when the stream was read to its end: it never names another tenant's event.
+         *     - **Expired and evicted keys** (`SVC_CHANGES_EXPIRED=true`): **best effort**, from Redis keyspace notifications when the server's `notify-keyspace-events` allows them (`E` with `x` / `e`): `expired` / `evicted` events with an empty `type`, appended after the fact by one instance; a notification sent while no instance listens is lost.
+         *     - **Not reported**: writes by other Redis clients.
+         */
+        get: operations["followChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/changes/ws": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the change feed over a WebSocket
+         * @description A WebSocket handshake (`Upgrade: websocket`) with the same query as `GET /store/changes` (`since`, `prefix`, `type`), the same permission, tenancy and subscriber cap. The server sends JSON text messages: `{"kind": "change", "id", "key", "type", "op", "time"}` for each event (on Redis Cluster also `cursor`, the resume point after it) (the backlog after `since` first, then live, without gap or duplicate); `{"kind": "reset", "since", "next", "message"}` when `since` is beyond the retention (re-read your keys; the feed goes on from `next`); `{"kind": "close", "reason"}` before the service closes the socket (code 1013 for a client more than `SVC_CHANGES_BUFFER` events behind, 1001 at shutdown): reconnect with `since` = the last `id` received (on Redis Cluster, the last `cursor`). The server pings every `SVC_CHANGES_HEARTBEAT_MS`. Errors before the handshake are the usual JSON answers; a request without `Upgrade: websocket` is `400 invalid_request`.
+         */
+        get: operations["followChangesWebSocket"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1811,27 +1688,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/upstash": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one Redis command
+         * @description The body is the command as a JSON array (`["SET", "k", "v", "EX", 100]`); numbers and booleans are sent as strings. `read` runs read-only commands, `write` adds writes, `admin` adds flushes, scripts and script / function management; server-wide and connection commands (CONFIG, DEBUG, CLIENT, MONITOR, ...) are always refused. With `Upstash-Encoding: base64` every string of the result is base64 (UTF-8) except `OK`. Keys (found from Redis's command table), SCAN / KEYS patterns and channels are under the caller's prefix; key names in replies come back without it. Blocking commands wait on a connection of their own, at most `SVC_LIST_MAX_WAIT` seconds (a longer or `0` timeout is shortened to it).
+         */
+        post: operations["upstashCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upstash/pipeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run commands in order, not atomically
+         * @description Each command answers for itself (`{result}` or `{error}`), in order. The caller needs the permission of the most demanding command; a refused command refuses the whole request before anything runs. At most `SVC_BATCH_MAX_OPERATIONS` commands.
+         */
+        post: operations["upstashPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upstash/multi-exec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run commands atomically (MULTI / EXEC)
+         * @description The commands run as one transaction on a connection of its own. A command Redis refuses while queueing discards the transaction (`400` with `EXECABORT`); one that fails while running answers its `{error}` in place. On Redis Cluster every key must be in one hash slot (`400` `CROSSSLOT` otherwise).
+         */
+        post: operations["upstashTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upstash/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
+                path: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Run one command written as a path, or subscribe
+         * @description `GET /upstash/get/greeting` is `["GET", "greeting"]`. `/upstash/subscribe/<channel>/...` and `/upstash/psubscribe/<pattern>/...` answer Server-Sent Events as @upstash/redis reads them: `data: subscribe,<channel>,<count>`, `data: message,<channel>,<message>`, `data: pmessage,<pattern>,<channel>,<message>`, until the client goes away (one connection of the `SVC_LIST_MAX_WAITERS` pool each).
+         */
+        get: operations["upstashPathCommand"];
+        put?: never;
+        /**
+         * Run one command written as a path, the body as its last argument
+         * @description `POST /upstash/set/greeting` with the body `hello` is `["SET", "greeting", "hello"]` (an empty body adds nothing). Also `subscribe` / `psubscribe` as for GET (the SDK posts them).
+         */
+        post: operations["upstashPathCommandWithBody"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description A Redis command and its arguments; numbers and booleans are sent to Redis as strings. */
-        UpstashCommand: (string | number | boolean)[];
-        UpstashCommands: components["schemas"]["UpstashCommand"][];
-        UpstashResult: {
-            /** @description Redis's reply in RESP2 shapes (flat arrays for HGETALL and WITHSCORES); with `Upstash-Encoding: base64` each string base64-encoded except `OK`. */
-            result: unknown;
-        };
-        UpstashItem: {
-            /** @description The command's reply, as in UpstashResult. */
-            result?: unknown;
-            /** @description Redis's error text. */
-            error?: string;
-        };
-        UpstashError: {
-            /** @description Redis's error text, or why the service refused the request. */
-            error: string;
-        };
         /**
          * @description The key rule, for every key in a path or a body: 1..1024 characters of letters, digits, `-`, `_`, `:` (for hierarchical keys) and `.`. Anything else (`@`, `/`, a space, ...) is `400 invalid_key`.
          * @example user:42
@@ -1845,92 +1792,194 @@ export interface components {
          */
         Ttl: number;
         /**
-         * @description A string value (string key or hash field). Must be a JSON string: a number, boolean, object, array or `null` is `400 invalid_value`. The empty string is allowed. At most 1 MiB (1,048,576 bytes, `SVC_MAX_VALUE_BYTES`) once UTF-8 encoded; this byte limit is enforced by the service (JSON Schema cannot count bytes) and a larger value is `413 payload_too_large`. Stored exactly as sent (emoji and `\u0000` included).
-         * @example hello world
-         */
-        StringValue: string;
-        /**
-         * @description A hash field name in a path segment (URL-encoded): non-empty, at most 1024 characters. Otherwise `400 invalid_field`.
-         * @example email
-         */
-        FieldName: string;
-        /**
          * @description A hash field name inside a body: non-empty, at most 65,536 characters. Otherwise `400 invalid_field`. Names such as `__proto__` or `constructor` are ordinary data.
          * @example email
          */
         BodyFieldName: string;
-        /**
-         * @description A set member in a path segment (URL-encoded): non-empty, at most 1024 characters. Otherwise `400 invalid_member`.
-         * @example admin
-         */
-        MemberName: string;
         /**
          * @description A set member inside a body: a non-empty string of at most 65,536 characters. Otherwise `400 invalid_member`. Numbers, UUIDs and JSON are sent as strings.
          * @example admin
          */
         BodyMemberName: string;
         /**
-         * @description Hash fields: a non-empty object (1..10,000 entries) from field name to string value. A value that is not a string, an empty object or too many entries is `400 invalid_value`; a bad field name is `400 invalid_field`.
-         * @example {
-         *       "name": "Ada Lovelace",
-         *       "email": "ada@example.com",
-         *       "visits": "42"
-         *     }
-         */
-        Fields: {
-            [key: string]: components["schemas"]["StringValue"];
-        };
-        /**
-         * @description Set members: a non-empty array (1..10,000 items) of strings. Duplicates inside one request are allowed and dropped (a set holds each member once). Not an array, empty or too long is `400 invalid_value`; a bad item is `400 invalid_member`.
-         * @example [
-         *       "admin",
-         *       "editor",
-         *       "viewer"
-         *     ]
-         */
-        Members: components["schemas"]["BodyMemberName"][];
-        /**
          * @description `merge` (default) adds the given fields or members to what the key holds and keeps its expiry unless `ttl` is given. `replace` drops the old content in the same transaction, so the key holds exactly what was sent, and clears the expiry unless `ttl` is given.
          * @default merge
          * @enum {string}
          */
         Mode: "merge" | "replace";
-        /**
-         * @description 1..100 keys. A key that does not exist counts as the empty set; a key of another type is `409 wrong_type`.
-         * @example [
-         *       "tags:a",
-         *       "tags:b"
-         *     ]
-         */
-        KeyList: components["schemas"]["Key"][];
-        /** @description Body of a string write. Without `ttl` the key ends up without expiry. */
-        StringWriteRequest: {
-            value: components["schemas"]["StringValue"];
-            ttl?: components["schemas"]["Ttl"];
-        };
-        /** @description Body of a hash write: fields to merge (default) or to replace the hash with. */
-        HashWriteRequest: {
-            fields: components["schemas"]["Fields"];
-            ttl?: components["schemas"]["Ttl"];
-            mode?: components["schemas"]["Mode"];
-        };
-        /** @description Body of a single hash field write. The key keeps its expiry. */
-        FieldWriteRequest: {
-            value: components["schemas"]["StringValue"];
-        };
-        /** @description Body of a set write: members to add (default) or to replace the set with. */
-        SetWriteRequest: {
-            members: components["schemas"]["Members"];
-            ttl?: components["schemas"]["Ttl"];
-            mode?: components["schemas"]["Mode"];
-        };
         /** @description Sets or changes the expiry of an existing key. */
         ExpireRequest: {
             ttl: components["schemas"]["Ttl"];
         };
-        /** @description The sets to combine. For `difference` the first key is the set to subtract from. */
-        SetAlgebraRequest: {
-            keys: components["schemas"]["KeyList"];
+        /** @description The uniform error body of every error response. */
+        Error: {
+            error: components["schemas"]["ErrorType"];
+            /** @description Human-readable description; names the key (and field or member) concerned where there is one. */
+            message: string;
+            /** @description The HTTP status code of the response. */
+            status: number;
+            /**
+             * Format: date-time
+             * @description When the error was produced (ISO 8601, UTC).
+             */
+            timestamp: string;
+            /** @description The request ID, also sent in the request-ID header (`X-Request-ID` by default). */
+            request_id: string;
+            /** @description Seconds to wait before retrying. Only on `429 rate_limit_exceeded` and `503 service_unavailable` (matches the `Retry-After` header). */
+            retry_after?: number;
+            /** @description Machine-readable detail, present only when `SVC_ERROR_DETAILS=true` (the default): for validation errors the failing location and rule, for a batch the index of the failing item. Never a stack trace, host name or credential. */
+            details?: {
+                /** @description Index (0-based) of the failing item in `operations` of a batch. */
+                index?: number;
+                /** @description JSON pointer of the offending value in the request body (or the name of the offending path parameter or header). */
+                path?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Why one batch item failed at run time. */
+        BatchItemError: {
+            error: components["schemas"]["ErrorType"];
+            /** @description Human-readable description naming the key (and field or member) concerned. */
+            message: string;
+            /** @description The status the matching single endpoint would have answered. */
+            status: number;
+            /** @description With `precondition_failed`: the key's current ETag (absent when the key does not exist). */
+            etag?: string;
+        };
+        /**
+         * @description Result of a batch item that failed at run time (a missing key on `get`, a key of another type, ...). The other items of the batch still apply.
+         * @example {
+         *       "type": "get",
+         *       "success": false,
+         *       "error": {
+         *         "error": "not_found",
+         *         "message": "Key 'user:99' not found",
+         *         "status": 404
+         *       }
+         *     }
+         */
+        BatchItemFailure: {
+            /** @description The `type` of the operation. */
+            type: string;
+            /** @constant */
+            success: false;
+            error: components["schemas"]["BatchItemError"];
+        };
+        /**
+         * @description Remaining time to live in seconds; `-1` when the key has no expiry.
+         * @example 3599
+         * @example -1
+         */
+        RemainingTtl: number;
+        /** @description Result of an idempotent delete. */
+        DeleteResponse: {
+            success: components["schemas"]["Success"];
+            /** @description `true` when something was deleted, `false` when there was nothing to delete. */
+            deleted: boolean;
+        };
+        /** @description Result of an existence check. */
+        ExistsResponse: {
+            /** @description Whether the key (or member) exists. */
+            exists: boolean;
+        };
+        /** @description The remaining TTL of a key. */
+        TtlResponse: {
+            ttl: components["schemas"]["RemainingTtl"];
+        };
+        /** @description Result of setting an expiry. */
+        ExpireResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The TTL just set, in seconds. */
+            ttl: number;
+        };
+        /** @description Result of removing an expiry (also when the key had none). */
+        PersistResponse: {
+            success: components["schemas"]["Success"];
+            /**
+             * @description Always `-1`: the key now has no expiry.
+             * @constant
+             */
+            ttl: -1;
+        };
+        ServiceIndex: {
+            /** @description The package name. */
+            name: string;
+            /** @description The version from package.json. */
+            version: string;
+            links: {
+                /** @description Swagger UI. */
+                docs: string;
+                /** @description This document. */
+                openapi: string;
+                /** @description The readiness check; absent when the admin endpoints are disabled or have their own port. */
+                health?: string;
+                /** @description The web console (`/console/`), unless `SVC_CONSOLE_ENABLED=false`. */
+                console?: string;
+            };
+        };
+        /** @description One page of a key listing. */
+        KeyListResponse: {
+            /** @description The keys of this page, in no particular order; may be fewer than `limit` (even none) while `complete` is `false`. */
+            keys: components["schemas"]["KeyEntry"][];
+            /** @description Opaque; pass it as `cursor` to get the next page. The empty string once `complete` is `true`. */
+            cursor: string;
+            /** @description `true` when the walk is done: there is no next page. */
+            complete: boolean;
+        };
+        /** @description What a key is. */
+        KeyInfoResponse: {
+            /** @description The key. */
+            key: string;
+            type: components["schemas"]["KeyEntry"]["type"];
+            ttl: components["schemas"]["RemainingTtl"];
+            /** @description Bytes of a string, fields of a hash, members of a set, elements of a list or sorted set; `null` for other types. */
+            size: number | null;
+        };
+        /**
+         * @description Like the `If-Match` header of the item's endpoint, checked in the same atomic step: the item applies only if the key's current ETag is listed (strong comparison), else it fails alone with `precondition_failed` (412) and `error.etag`, the current ETag; `*` requires the key to exist. With `"atomic": "all"` every `if_match` is compared with the keys as they were before the batch, and a failing one refuses the whole batch (`412`, nothing applied). The item's result then carries the key's new `etag`.
+         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+         */
+        BatchIfMatch: string;
+        /**
+         * @description The key's ETag (as the `ETag` header): after a write item that carried `if_match` (absent when the key no longer exists), and on every whole-key `get`.
+         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+         */
+        BatchEtag: string;
+        /**
+         * @description `all`: no item applies unless every item's `if_match` holds. The conditions are checked against the keys as they are before the batch, all in the same atomic step as the items; one that fails makes the whole request `412 precondition_failed` (`details.index` names the first failing item, the `ETag` header holds its key's current ETag) and nothing is applied. On Redis Cluster every key must be in one hash slot (an `SVC_KEY_PREFIX` with a hash tag), else `400 invalid_request`. Without it (the default) a failing `if_match` fails its item alone and the other items apply.
+         * @example all
+         * @enum {string}
+         */
+        BatchAtomic: "all";
+        /**
+         * @description Always `true` in a success response.
+         * @constant
+         */
+        Success: true;
+        /** @description The credential of a request. */
+        WhoamiResponse: {
+            /** @description The API key's id, the JWT's `sub`, the Basic user, or `anonymous`. */
+            id: string;
+            /**
+             * @description How the request authenticated (`none`: no credentials are configured).
+             * @enum {string}
+             */
+            scheme: "api_key" | "jwt" | "basic" | "none";
+            /** @description What the credential may do. */
+            permissions: ("read" | "write" | "admin")[];
+            /** @description The key prefix the credential is confined to (a tenant), or `null`. */
+            prefix: string | null;
+        };
+        /**
+         * @description A string value (string key or hash field). Must be a JSON string: a number, boolean, object, array or `null` is `400 invalid_value`. The empty string is allowed. At most 1 MiB (1,048,576 bytes, `SVC_MAX_VALUE_BYTES`) once UTF-8 encoded; this byte limit is enforced by the service (JSON Schema cannot count bytes) and a larger value is `413 payload_too_large`. Stored exactly as sent (emoji and `\u0000` included).
+         * @example hello world
+         */
+        StringValue: string;
+        /** @description Body of a string write. Without `ttl` the key ends up without expiry. */
+        StringWriteRequest: {
+            value: components["schemas"]["StringValue"];
+            ttl?: components["schemas"]["Ttl"];
         };
         /**
          * @description How much to add (negative to subtract), a JSON number within ±9007199254740991 (±(2^53 − 1), the integers a JSON client holds exactly); default 1. An integer increments with Redis `INCRBY` / `HINCRBY` (64-bit integers: the stored value must be an integer); a fraction with `INCRBYFLOAT` / `HINCRBYFLOAT` (the stored value may be any number, and becomes a decimal). Anything else is `400 invalid_value`.
@@ -1968,6 +2017,44 @@ export interface components {
             value_string: components["schemas"]["CounterString"];
             ttl: components["schemas"]["RemainingTtl"];
         };
+        /** @description A string value and its remaining TTL. */
+        StringValueResponse: {
+            /** @description The stored string. */
+            value: string;
+            ttl: components["schemas"]["RemainingTtl"];
+        };
+        /** @description Result of a string write (status 201 when the key was created, 200 when it was replaced). */
+        StringWriteResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The key written. */
+            key: string;
+        };
+        /**
+         * @description A hash field name in a path segment (URL-encoded): non-empty, at most 1024 characters. Otherwise `400 invalid_field`.
+         * @example email
+         */
+        FieldName: string;
+        /**
+         * @description Hash fields: a non-empty object (1..10,000 entries) from field name to string value. A value that is not a string, an empty object or too many entries is `400 invalid_value`; a bad field name is `400 invalid_field`.
+         * @example {
+         *       "name": "Ada Lovelace",
+         *       "email": "ada@example.com",
+         *       "visits": "42"
+         *     }
+         */
+        Fields: {
+            [key: string]: components["schemas"]["StringValue"];
+        };
+        /** @description Body of a hash write: fields to merge (default) or to replace the hash with. */
+        HashWriteRequest: {
+            fields: components["schemas"]["Fields"];
+            ttl?: components["schemas"]["Ttl"];
+            mode?: components["schemas"]["Mode"];
+        };
+        /** @description Body of a single hash field write. The key keeps its expiry. */
+        FieldWriteRequest: {
+            value: components["schemas"]["StringValue"];
+        };
         /** @description Result of a hash field increment (status 201 when it created the field, 200 otherwise), as `CounterResponse` with the field instead of the key; `ttl` is the hash's. */
         FieldCounterResponse: {
             success: components["schemas"]["Success"];
@@ -1977,191 +2064,256 @@ export interface components {
             value_string: components["schemas"]["CounterString"];
             ttl: components["schemas"]["RemainingTtl"];
         };
-        /** @description Like `POST /store/string/{key}/incr`. Result: `StringBatchIncrResult`. */
-        StringBatchIncr: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "incr";
-            key: components["schemas"]["Key"];
-            by?: components["schemas"]["CounterStep"];
-            ttl?: components["schemas"]["IncrRequest"]["ttl"];
-            if_match?: components["schemas"]["BatchIfMatch"];
+        /** @description A whole hash (or one page of it) and its remaining TTL. */
+        HashResponse: {
+            /** @description Every field of the hash with its value. */
+            fields: {
+                [key: string]: string;
+            };
+            ttl: components["schemas"]["RemainingTtl"];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
-        /** @description Like `POST /store/hash/{key}/field/{field}/incr`. Result: `HashBatchIncrResult`. */
-        HashBatchIncr: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "incr";
-            key: components["schemas"]["Key"];
-            field: components["schemas"]["BodyFieldName"];
-            by?: components["schemas"]["CounterStep"];
-            ttl?: components["schemas"]["IncrRequest"]["ttl"];
-            if_match?: components["schemas"]["BatchIfMatch"];
+        /** @description Result of a hash write (status 201 when the hash was created, 200 when it existed). */
+        HashWriteResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The key written. */
+            key: string;
+            /** @description Number of fields the hash holds after the write. */
+            fields_count: number;
         };
-        StringBatchRequest: {
-            /** @description 1..1,000 string operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
-            operations: components["schemas"]["StringBatchOperation"][];
-            atomic?: components["schemas"]["BatchAtomic"];
+        /** @description One hash field. */
+        FieldResponse: {
+            /** @description The field name. */
+            field: string;
+            /** @description Its value. */
+            value: string;
         };
-        /** @description One string batch operation; `type` selects which, and the other properties are those of that type. The item types are the keys of `discriminator.mapping`; contract.ts derives the check of `type` from it. */
-        StringBatchOperation: components["schemas"]["StringBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["StringBatchIncr"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
-        /** @description Like `POST /store/string/{key}`: writes the value (also to a key named like a reserved segment). Result: `StringBatchSetResult`. */
-        StringBatchSet: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "set";
-            key: components["schemas"]["Key"];
-            value: components["schemas"]["StringValue"];
-            ttl?: components["schemas"]["Ttl"];
-            if_match?: components["schemas"]["BatchIfMatch"];
+        /** @description Result of a hash field write (status 201 when the field was created, 200 when it was replaced). */
+        FieldWriteResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The field written. */
+            field: string;
+            /** @description The value written. */
+            value: string;
         };
-        HashBatchRequest: {
-            /** @description 1..1,000 hash operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
-            operations: components["schemas"]["HashBatchOperation"][];
-            atomic?: components["schemas"]["BatchAtomic"];
+        /** @description The field names of a hash. */
+        HashKeysResponse: {
+            /** @description The field names of the hash, in no particular order. */
+            keys: string[];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
-        /** @description One hash batch operation; `type` selects which, and the other properties are those of that type. The item types are the keys of `discriminator.mapping`; contract.ts derives the check of `type` from it. */
-        HashBatchOperation: components["schemas"]["HashBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["HashBatchSetField"] | components["schemas"]["HashBatchGetField"] | components["schemas"]["HashBatchDeleteField"] | components["schemas"]["HashBatchIncr"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["HashBatchKeys"] | components["schemas"]["HashBatchValues"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchPersist"];
-        /** @description Like `POST /store/hash/{key}` (merge by default). Result: `HashBatchSetResult`. */
-        HashBatchSet: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "set";
-            key: components["schemas"]["Key"];
-            fields: components["schemas"]["Fields"];
-            ttl?: components["schemas"]["Ttl"];
-            mode?: components["schemas"]["Mode"];
-            if_match?: components["schemas"]["BatchIfMatch"];
+        /** @description The values of a hash. */
+        HashValuesResponse: {
+            /** @description The values of the hash, in no particular order. */
+            values: string[];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
-        /** @description Like `POST /store/hash/{key}/field/{field}`. Result: `HashBatchSetFieldResult`. */
-        HashBatchSetField: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "setField";
-            key: components["schemas"]["Key"];
-            field: components["schemas"]["BodyFieldName"];
-            value: components["schemas"]["StringValue"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `GET /store/hash/{key}/field/{field}`. Result: `HashBatchGetFieldResult`. */
-        HashBatchGetField: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "getField";
-            key: components["schemas"]["Key"];
-            field: components["schemas"]["BodyFieldName"];
-        };
-        /** @description Like `DELETE /store/hash/{key}/field/{field}` (without `If-Match`). Result: `HashBatchDeleteFieldResult`. */
-        HashBatchDeleteField: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "deleteField";
-            key: components["schemas"]["Key"];
-            field: components["schemas"]["BodyFieldName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `GET /store/hash/{key}/keys`. Result: `HashBatchKeysResult`. */
-        HashBatchKeys: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "keys";
-            key: components["schemas"]["Key"];
-        };
-        /** @description Like `GET /store/hash/{key}/values`. Result: `HashBatchValuesResult`. */
-        HashBatchValues: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "values";
-            key: components["schemas"]["Key"];
-        };
-        SetBatchRequest: {
-            /** @description 1..1,000 set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
-            operations: components["schemas"]["SetBatchOperation"][];
-            atomic?: components["schemas"]["BatchAtomic"];
-        };
-        /** @description One set batch operation; `type` selects which, and the other properties are those of that type. The item types are the keys of `discriminator.mapping`; contract.ts derives the check of `type` from it. */
-        SetBatchOperation: components["schemas"]["SetBatchAdd"] | components["schemas"]["BatchGet"] | components["schemas"]["SetBatchAddMember"] | components["schemas"]["SetBatchRemoveMember"] | components["schemas"]["SetBatchIsMember"] | components["schemas"]["SetBatchCardinality"] | components["schemas"]["SetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchPersist"];
-        /** @description Like `POST /store/set/{key}` (merge by default). Result: `SetBatchAddResult`. */
-        SetBatchAdd: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "add";
-            key: components["schemas"]["Key"];
+        /**
+         * @description A set member in a path segment (URL-encoded): non-empty, at most 1024 characters. Otherwise `400 invalid_member`.
+         * @example admin
+         */
+        MemberName: string;
+        /**
+         * @description Set members: a non-empty array (1..10,000 items) of strings. Duplicates inside one request are allowed and dropped (a set holds each member once). Not an array, empty or too long is `400 invalid_value`; a bad item is `400 invalid_member`.
+         * @example [
+         *       "admin",
+         *       "editor",
+         *       "viewer"
+         *     ]
+         */
+        Members: components["schemas"]["BodyMemberName"][];
+        /** @description Body of a set write: members to add (default) or to replace the set with. */
+        SetWriteRequest: {
             members: components["schemas"]["Members"];
             ttl?: components["schemas"]["Ttl"];
             mode?: components["schemas"]["Mode"];
-            if_match?: components["schemas"]["BatchIfMatch"];
         };
-        /** @description Like `POST /store/set/{key}/member/{member}`. Result: `SetBatchAddMemberResult`. */
-        SetBatchAddMember: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "addMember";
-            key: components["schemas"]["Key"];
-            member: components["schemas"]["BodyMemberName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
+        /** @description The sets to combine. For `difference` the first key is the set to subtract from. */
+        SetAlgebraRequest: {
+            keys: components["schemas"]["KeyList"];
         };
-        /** @description Like `DELETE /store/set/{key}/member/{member}` (without `If-Match`). Result: `SetBatchRemoveMemberResult`. */
-        SetBatchRemoveMember: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "removeMember";
-            key: components["schemas"]["Key"];
-            member: components["schemas"]["BodyMemberName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
+        /** @description A whole set, its size and its remaining TTL. */
+        SetResponse: {
+            /** @description The members, in no particular order. */
+            members: string[];
+            /** @description Number of members. */
+            cardinality: number;
+            ttl: components["schemas"]["RemainingTtl"];
+            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
+            cursor?: string;
+            /** @description Only in a page: `true` when the walk is done. */
+            complete?: boolean;
         };
-        /** @description Like `GET /store/set/{key}/member/{member}/exists`. Result: `SetBatchIsMemberResult`. */
-        SetBatchIsMember: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "isMember";
-            key: components["schemas"]["Key"];
-            member: components["schemas"]["BodyMemberName"];
+        /** @description Result of a set write (status 201 when the set was created, 200 when it existed). */
+        SetWriteResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The key written. */
+            key: string;
+            /** @description Number of members the set holds after the write. */
+            members_count: number;
+            /** @description Number of members that were not in the set before (duplicates in the request counted once). In `replace` mode the set is rebuilt from the request (Redis `DEL` + `SADD`), so every distinct member sent counts as added and `added` equals `members_count`. */
+            added: number;
         };
-        /** @description Like `GET /store/set/{key}/cardinality`. Result: `SetBatchCardinalityResult`. */
-        SetBatchCardinality: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "cardinality";
-            key: components["schemas"]["Key"];
+        /** @description Result of adding one member. */
+        MemberAddResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The member. */
+            member: string;
+            /** @description `true` when the member was new (status 201), `false` when it was already there (status 200). */
+            added: boolean;
         };
-        /** @description Like `POST /store/set/{key}/pop`. Result: `SetBatchPopResult`. */
-        SetBatchPop: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "pop";
+        /** @description Result of removing one member. */
+        MemberRemoveResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The member. */
+            member: string;
+            /** @description `true` when the member was removed, `false` when it was not in the set. */
+            removed: boolean;
+        };
+        /** @description The size of a set. */
+        CardinalityResponse: {
+            /** @description Number of members. */
+            cardinality: number;
+        };
+        /** @description A member removed at random. */
+        PopResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The member removed. */
+            member: string;
+        };
+        /** @description Union of the listed sets. */
+        SetUnionResponse: {
+            /** @description Members of any of the sets, in no particular order. */
+            union: string[];
+            /** @description Number of members in `union`. */
+            cardinality: number;
+        };
+        /** @description Intersection of the listed sets. */
+        SetIntersectionResponse: {
+            /** @description Members of every listed set, in no particular order. */
+            intersection: string[];
+            /** @description Number of members in `intersection`. */
+            cardinality: number;
+        };
+        /** @description Difference of the first set and the others. */
+        SetDifferenceResponse: {
+            /** @description Members of the first set that are in none of the others, in no particular order. */
+            difference: string[];
+            /** @description Number of members in `difference`. */
+            cardinality: number;
+        };
+        /**
+         * @description A list index (Redis `LRANGE` / `LTRIM` semantics): `0` is the head, `-1` the last item. Indexes beyond the ends are clipped.
+         * @example 0
+         * @example -1
+         */
+        ListBound: number;
+        /**
+         * @description `left` is the head of the list, `right` its tail.
+         * @enum {string}
+         */
+        ListEnd: "left" | "right";
+        /**
+         * @description List items: a non-empty array (1..10,000 items) of strings, each at most 1 MiB (`SVC_MAX_VALUE_BYTES`, else `413 payload_too_large`). Duplicates are kept: a list holds what it is given, in order.
+         * @example [
+         *       "job-1",
+         *       "job-2"
+         *     ]
+         */
+        ListValues: components["schemas"]["StringValue"][];
+        ListPushRequest: {
+            values: components["schemas"]["ListValues"];
+            /** @default right */
+            end?: components["schemas"]["ListEnd"];
+            ttl?: components["schemas"]["Ttl"];
+        };
+        /** @description Pop up to this many items (fewer when the list holds fewer); without it, one. */
+        ListPopCount: number;
+        ListPopRequest: {
+            /** @default left */
+            end?: components["schemas"]["ListEnd"];
+            count?: components["schemas"]["ListPopCount"];
+            /** @description Seconds (fractions allowed) to wait for an item when the list is empty; `0` or none: do not wait. At most `SVC_LIST_MAX_WAIT` (default 30; the schema's 300 is that setting's own maximum): more is `400 invalid_request`. */
+            wait?: number;
+        };
+        ListSetIndexRequest: {
+            value: components["schemas"]["StringValue"];
+        };
+        ListTrimRequest: {
+            start: components["schemas"]["ListBound"];
+            stop: components["schemas"]["ListBound"];
+        };
+        /**
+         * @description `0` (default): remove every item equal to `value`; `n > 0`: the first `n` from the head; `n < 0`: the first `-n` from the tail.
+         * @default 0
+         */
+        ListRemoveCount: number;
+        ListRemoveRequest: {
+            value: components["schemas"]["StringValue"];
+            count?: components["schemas"]["ListRemoveCount"];
+        };
+        /** @description The number of items the list holds (0 once it is gone). */
+        ListLength: number;
+        /** @description A page of a list. */
+        ListRangeResponse: {
+            /** @description The items from `start` to `stop`, head first. */
+            values: string[];
+            length: components["schemas"]["ListLength"];
+            /** @description The first index asked for. */
+            start: number;
+            /** @description The last index asked for (after the default page was applied). */
+            stop: number;
+            ttl: components["schemas"]["RemainingTtl"];
+        };
+        /** @description The list after a push. */
+        ListPushResponse: {
+            success: components["schemas"]["Success"];
             key: components["schemas"]["Key"];
-            if_match?: components["schemas"]["BatchIfMatch"];
+            length: components["schemas"]["ListLength"];
+        };
+        /** @description Items removed from one end of a list. */
+        ListPopResponse: {
+            success: components["schemas"]["Success"];
+            /** @description The items removed, in the order they were popped. */
+            values: string[];
+        };
+        /** @description The size of a list. */
+        ListLengthResponse: {
+            length: components["schemas"]["ListLength"];
+        };
+        /** @description One item of a list. */
+        ListIndexResponse: {
+            /** @description The index asked for. */
+            index: number;
+            /** @description The item at that index. */
+            value: string;
+        };
+        /** @description An item replaced. */
+        ListSetIndexResponse: {
+            success: components["schemas"]["Success"];
+            index: components["schemas"]["ListIndexResponse"]["index"];
+            value: components["schemas"]["ListIndexResponse"]["value"];
+        };
+        /** @description The list after a trim. */
+        ListTrimResponse: {
+            success: components["schemas"]["Success"];
+            length: components["schemas"]["ListLength"];
+        };
+        /** @description Items removed by value. */
+        ListRemoveResponse: {
+            success: components["schemas"]["Success"];
+            /** @description How many items were removed. */
+            removed: number;
+            length: components["schemas"]["ListLength"];
         };
         /**
          * @description A sorted set score: a JSON number, or the string `"+inf"` or `"-inf"` (JSON has no infinity). Scores are doubles: integers beyond ±9007199254740992 lose precision, as in Redis. Answers use the same form. Anything else (`"10"`, `null`, `"nan"`) is `400 invalid_value`.
@@ -2316,518 +2468,22 @@ export interface components {
         ZsetBatchRev: boolean;
         /** @description A score bound in a batch item: a JSON number (inclusive) or a `ScoreBound` string. */
         BatchScoreBound: number | components["schemas"]["ScoreBound"];
-        ZsetBatchRequest: {
-            /** @description 1..1,000 sorted set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
-            operations: components["schemas"]["ZsetBatchOperation"][];
-            atomic?: components["schemas"]["BatchAtomic"];
-        };
-        /** @description One sorted set batch operation; `type` selects which, and the other properties are those of that type. The item types are the keys of `discriminator.mapping`; contract.ts derives the check of `type` from it. */
-        ZsetBatchOperation: components["schemas"]["ZsetBatchAdd"] | components["schemas"]["ZsetBatchGet"] | components["schemas"]["ZsetBatchRange"] | components["schemas"]["ZsetBatchScore"] | components["schemas"]["ZsetBatchSetMember"] | components["schemas"]["ZsetBatchIncr"] | components["schemas"]["ZsetBatchRemoveMember"] | components["schemas"]["ZsetBatchRemove"] | components["schemas"]["ZsetBatchCardinality"] | components["schemas"]["ZsetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
-        /** @description Like `POST /store/zset/{key}`. Result: `ZsetBatchAddResult`. */
-        ZsetBatchAdd: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "add";
-            key: components["schemas"]["Key"];
-            members: components["schemas"]["ZsetMembers"];
-            mode?: components["schemas"]["Mode"];
-            only?: components["schemas"]["ZsetOnly"];
-            ttl?: components["schemas"]["Ttl"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `GET /store/zset/{key}`. Result: `ZsetBatchGetResult`. */
-        ZsetBatchGet: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "get";
-            key: components["schemas"]["Key"];
-            offset?: components["schemas"]["ZsetOffset"];
-            limit?: components["schemas"]["ZsetLimit"];
-            rev?: components["schemas"]["ZsetBatchRev"];
-        };
-        /** @description Like `GET /store/zset/{key}/range`. Result: `ZsetBatchRangeResult`. */
-        ZsetBatchRange: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "range";
-            key: components["schemas"]["Key"];
-            min?: components["schemas"]["BatchScoreBound"];
-            max?: components["schemas"]["BatchScoreBound"];
-            rev?: components["schemas"]["ZsetBatchRev"];
-            offset?: components["schemas"]["ZsetOffset"];
-            limit?: components["schemas"]["ZsetLimit"];
-        };
-        /** @description Like `GET /store/zset/{key}/member/{member}`. Result: `ZsetBatchScoreResult`. */
-        ZsetBatchScore: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "score";
-            key: components["schemas"]["Key"];
-            member: components["schemas"]["BodyMemberName"];
-        };
-        /** @description Like `POST /store/zset/{key}/member/{member}` (without `If-None-Match``. Result: `ZsetBatchSetMemberResult`. */
-        ZsetBatchSetMember: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "setMember";
-            key: components["schemas"]["Key"];
-            member: components["schemas"]["BodyMemberName"];
-            score: components["schemas"]["Score"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `POST /store/zset/{key}/member/{member}/incr`. Result: `ZsetBatchIncrResult`. */
-        ZsetBatchIncr: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "incr";
-            key: components["schemas"]["Key"];
-            member: components["schemas"]["BodyMemberName"];
-            by?: components["schemas"]["ZsetIncrRequest"]["by"];
-            ttl?: components["schemas"]["IncrRequest"]["ttl"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `DELETE /store/zset/{key}/member/{member}` (without `If-Match``. Result: `ZsetBatchRemoveMemberResult`. */
-        ZsetBatchRemoveMember: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "removeMember";
-            key: components["schemas"]["Key"];
-            member: components["schemas"]["BodyMemberName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `POST /store/zset/{key}/remove`. Result: `ZsetBatchRemoveResult`. */
-        ZsetBatchRemove: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "remove";
-            key: components["schemas"]["Key"];
-            members: components["schemas"]["Members"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `GET /store/zset/{key}/cardinality`. Result: `ZsetBatchCardinalityResult`. */
-        ZsetBatchCardinality: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "cardinality";
-            key: components["schemas"]["Key"];
-            min?: components["schemas"]["BatchScoreBound"];
-            max?: components["schemas"]["BatchScoreBound"];
-        };
-        /** @description Like `POST /store/zset/{key}/pop`. Result: `ZsetBatchPopResult`. */
-        ZsetBatchPop: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "pop";
-            key: components["schemas"]["Key"];
-            end?: components["schemas"]["ZsetPopEnd"];
-            count?: components["schemas"]["ZsetPopCount"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Result of a successful `add` item: the fields of `ZsetWriteResponse` plus `type` and `success`. */
-        ZsetBatchAddResult: {
-            /** @constant */
-            type: "add";
-            success: components["schemas"]["Success"];
-            key: components["schemas"]["ZsetWriteResponse"]["key"];
-            added: components["schemas"]["ZsetWriteResponse"]["added"];
-            updated: components["schemas"]["ZsetWriteResponse"]["updated"];
-            cardinality: components["schemas"]["ZsetWriteResponse"]["cardinality"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `get` item: the fields of `ZsetPageResponse` plus `type` and `success`. */
-        ZsetBatchGetResult: {
-            /** @constant */
-            type: "get";
-            success: components["schemas"]["Success"];
-            members: components["schemas"]["ZsetPageResponse"]["members"];
-            offset: components["schemas"]["ZsetPageResponse"]["offset"];
-            more: components["schemas"]["ZsetPageResponse"]["more"];
-            ttl: components["schemas"]["RemainingTtl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `range` item: the fields of `ZsetPageResponse` plus `type` and `success`. */
-        ZsetBatchRangeResult: {
-            /** @constant */
-            type: "range";
-            success: components["schemas"]["Success"];
-            members: components["schemas"]["ZsetPageResponse"]["members"];
-            offset: components["schemas"]["ZsetPageResponse"]["offset"];
-            more: components["schemas"]["ZsetPageResponse"]["more"];
-            ttl: components["schemas"]["RemainingTtl"];
-        };
-        /** @description Result of a successful `score` item: the fields of `ZsetMemberResponse` plus `type` and `success`. */
-        ZsetBatchScoreResult: {
-            /** @constant */
-            type: "score";
-            success: components["schemas"]["Success"];
-            member: components["schemas"]["ZsetMemberResponse"]["member"];
-            score: components["schemas"]["Score"];
-            rank: components["schemas"]["ZsetMemberResponse"]["rank"];
-            rev_rank: components["schemas"]["ZsetMemberResponse"]["rev_rank"];
-        };
-        /** @description Result of a successful `setMember` item: the fields of `ZsetMemberWriteResponse` plus `type` and `success`. */
-        ZsetBatchSetMemberResult: {
-            /** @constant */
-            type: "setMember";
-            success: components["schemas"]["Success"];
-            member: components["schemas"]["ZsetMemberWriteResponse"]["member"];
-            score: components["schemas"]["Score"];
-            added: components["schemas"]["ZsetMemberWriteResponse"]["added"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `incr` item: the fields of `ZsetIncrResponse` plus `type` and `success`. */
-        ZsetBatchIncrResult: {
-            /** @constant */
-            type: "incr";
-            success: components["schemas"]["Success"];
-            member: components["schemas"]["ZsetIncrResponse"]["member"];
-            score: components["schemas"]["Score"];
-            ttl: components["schemas"]["RemainingTtl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `removeMember` item: the fields of `MemberRemoveResponse` plus `type` and `success`. */
-        ZsetBatchRemoveMemberResult: {
-            /** @constant */
-            type: "removeMember";
-            success: components["schemas"]["Success"];
-            member: components["schemas"]["MemberRemoveResponse"]["member"];
-            removed: components["schemas"]["MemberRemoveResponse"]["removed"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `remove` item: the fields of `ZsetRemoveResponse` plus `type` and `success`. */
-        ZsetBatchRemoveResult: {
-            /** @constant */
-            type: "remove";
-            success: components["schemas"]["Success"];
-            removed: components["schemas"]["ZsetRemoveResponse"]["removed"];
-            cardinality: components["schemas"]["ZsetRemoveResponse"]["cardinality"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `cardinality` item: the fields of `ZsetCardinalityResponse` plus `type` and `success`. */
-        ZsetBatchCardinalityResult: {
-            /** @constant */
-            type: "cardinality";
-            success: components["schemas"]["Success"];
-            cardinality: components["schemas"]["ZsetCardinalityResponse"]["cardinality"];
-        };
-        /** @description Result of a successful `pop` item: the fields of `ZsetPopResponse` plus `type` and `success`. */
-        ZsetBatchPopResult: {
-            /** @constant */
-            type: "pop";
-            success: components["schemas"]["Success"];
-            members: components["schemas"]["ZsetPopResponse"]["members"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
-        ZsetBatchResult: components["schemas"]["ZsetBatchAddResult"] | components["schemas"]["ZsetBatchGetResult"] | components["schemas"]["ZsetBatchRangeResult"] | components["schemas"]["ZsetBatchScoreResult"] | components["schemas"]["ZsetBatchSetMemberResult"] | components["schemas"]["ZsetBatchIncrResult"] | components["schemas"]["ZsetBatchRemoveMemberResult"] | components["schemas"]["ZsetBatchRemoveResult"] | components["schemas"]["ZsetBatchCardinalityResult"] | components["schemas"]["ZsetBatchPopResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
-        /** @description Answer of the sorted set batch endpoint. */
-        ZsetBatchResponse: {
-            /** @description One entry per operation, in request order. */
-            results: components["schemas"]["ZsetBatchResult"][];
-            atomic: components["schemas"]["SetBatchResponse"]["atomic"];
-        };
         /**
-         * @description A list index (Redis `LRANGE` / `LTRIM` semantics): `0` is the head, `-1` the last item. Indexes beyond the ends are clipped.
-         * @example 0
-         * @example -1
-         */
-        ListBound: number;
-        /**
-         * @description `left` is the head of the list, `right` its tail.
-         * @enum {string}
-         */
-        ListEnd: "left" | "right";
-        /**
-         * @description List items: a non-empty array (1..10,000 items) of strings, each at most 1 MiB (`SVC_MAX_VALUE_BYTES`, else `413 payload_too_large`). Duplicates are kept: a list holds what it is given, in order.
+         * @description 1..100 keys. A key that does not exist counts as the empty set; a key of another type is `409 wrong_type`.
          * @example [
-         *       "job-1",
-         *       "job-2"
+         *       "tags:a",
+         *       "tags:b"
          *     ]
          */
-        ListValues: components["schemas"]["StringValue"][];
-        ListPushRequest: {
-            values: components["schemas"]["ListValues"];
-            /** @default right */
-            end?: components["schemas"]["ListEnd"];
-            ttl?: components["schemas"]["Ttl"];
-        };
-        /** @description Pop up to this many items (fewer when the list holds fewer); without it, one. */
-        ListPopCount: number;
-        ListPopRequest: {
-            /** @default left */
-            end?: components["schemas"]["ListEnd"];
-            count?: components["schemas"]["ListPopCount"];
-            /** @description Seconds (fractions allowed) to wait for an item when the list is empty; `0` or none: do not wait. At most `SVC_LIST_MAX_WAIT` (default 30; the schema's 300 is that setting's own maximum): more is `400 invalid_request`. */
-            wait?: number;
-        };
-        ListSetIndexRequest: {
-            value: components["schemas"]["StringValue"];
-        };
-        ListTrimRequest: {
-            start: components["schemas"]["ListBound"];
-            stop: components["schemas"]["ListBound"];
-        };
-        /**
-         * @description `0` (default): remove every item equal to `value`; `n > 0`: the first `n` from the head; `n < 0`: the first `-n` from the tail.
-         * @default 0
-         */
-        ListRemoveCount: number;
-        ListRemoveRequest: {
-            value: components["schemas"]["StringValue"];
-            count?: components["schemas"]["ListRemoveCount"];
-        };
-        /** @description The number of items the list holds (0 once it is gone). */
-        ListLength: number;
-        /** @description A page of a list. */
-        ListRangeResponse: {
-            /** @description The items from `start` to `stop`, head first. */
-            values: string[];
-            length: components["schemas"]["ListLength"];
-            /** @description The first index asked for. */
-            start: number;
-            /** @description The last index asked for (after the default page was applied). */
-            stop: number;
+        KeyList: components["schemas"]["Key"][];
+        /** @description One listed key. */
+        KeyEntry: {
+            /** @description The key as a client names it (without `SVC_KEY_PREFIX`). */
+            key: string;
+            /** @description The Redis type: `string`, `hash`, `set`, or whatever another client stored (`list`, `zset`, `stream`, ...). */
+            type: string;
             ttl: components["schemas"]["RemainingTtl"];
         };
-        /** @description The list after a push. */
-        ListPushResponse: {
-            success: components["schemas"]["Success"];
-            key: components["schemas"]["Key"];
-            length: components["schemas"]["ListLength"];
-        };
-        /** @description Items removed from one end of a list. */
-        ListPopResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The items removed, in the order they were popped. */
-            values: string[];
-        };
-        /** @description The size of a list. */
-        ListLengthResponse: {
-            length: components["schemas"]["ListLength"];
-        };
-        /** @description One item of a list. */
-        ListIndexResponse: {
-            /** @description The index asked for. */
-            index: number;
-            /** @description The item at that index. */
-            value: string;
-        };
-        /** @description An item replaced. */
-        ListSetIndexResponse: {
-            success: components["schemas"]["Success"];
-            index: components["schemas"]["ListIndexResponse"]["index"];
-            value: components["schemas"]["ListIndexResponse"]["value"];
-        };
-        /** @description The list after a trim. */
-        ListTrimResponse: {
-            success: components["schemas"]["Success"];
-            length: components["schemas"]["ListLength"];
-        };
-        /** @description Items removed by value. */
-        ListRemoveResponse: {
-            success: components["schemas"]["Success"];
-            /** @description How many items were removed. */
-            removed: number;
-            length: components["schemas"]["ListLength"];
-        };
-        ListBatchRequest: {
-            /** @description 1..1,000 list operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
-            operations: components["schemas"]["ListBatchOperation"][];
-            atomic?: components["schemas"]["BatchAtomic"];
-        };
-        /** @description One list batch operation; `type` selects which, and the other properties are those of that type. The item types are the keys of `discriminator.mapping`; contract.ts derives the check of `type` from it. */
-        ListBatchOperation: components["schemas"]["ListBatchPush"] | components["schemas"]["ListBatchPop"] | components["schemas"]["ListBatchRange"] | components["schemas"]["ListBatchLength"] | components["schemas"]["ListBatchIndex"] | components["schemas"]["ListBatchSetIndex"] | components["schemas"]["ListBatchTrim"] | components["schemas"]["ListBatchRemove"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchPersist"];
-        /** @description Like `POST /store/list/{key}/push` (without `If-None-Match``. Result: `ListBatchPushResult`. */
-        ListBatchPush: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "push";
-            key: components["schemas"]["Key"];
-            values: components["schemas"]["ListValues"];
-            end?: components["schemas"]["ListEnd"];
-            ttl?: components["schemas"]["Ttl"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `POST /store/list/{key}/pop` without `wait` (a batch never waits; `wait` is `400 invalid_request``. Result: `ListBatchPopResult`. */
-        ListBatchPop: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "pop";
-            key: components["schemas"]["Key"];
-            end?: components["schemas"]["ListEnd"];
-            count?: components["schemas"]["ListPopCount"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `GET /store/list/{key}?start=&stop=`. Result: `ListBatchRangeResult`. */
-        ListBatchRange: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "range";
-            key: components["schemas"]["Key"];
-            start?: components["schemas"]["ListBound"];
-            stop?: components["schemas"]["ListBound"];
-        };
-        /** @description Like `GET /store/list/{key}/length`. Result: `ListBatchLengthResult`. */
-        ListBatchLength: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "length";
-            key: components["schemas"]["Key"];
-        };
-        /** @description Like `GET /store/list/{key}/index/{index}`. Result: `ListBatchIndexResult`. */
-        ListBatchIndex: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "index";
-            key: components["schemas"]["Key"];
-            index: components["schemas"]["ListIndexResponse"]["index"];
-        };
-        /** @description Like `POST /store/list/{key}/index/{index}`. Result: `ListBatchSetIndexResult`. */
-        ListBatchSetIndex: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "setIndex";
-            key: components["schemas"]["Key"];
-            index: components["schemas"]["ListIndexResponse"]["index"];
-            value: components["schemas"]["StringValue"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `POST /store/list/{key}/trim`. Result: `ListBatchTrimResult`. */
-        ListBatchTrim: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "trim";
-            key: components["schemas"]["Key"];
-            start: components["schemas"]["ListBound"];
-            stop: components["schemas"]["ListBound"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Like `POST /store/list/{key}/remove`. Result: `ListBatchRemoveResult`. */
-        ListBatchRemove: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "remove";
-            key: components["schemas"]["Key"];
-            value: components["schemas"]["StringValue"];
-            count?: components["schemas"]["ListRemoveCount"];
-            if_match?: components["schemas"]["BatchIfMatch"];
-        };
-        /** @description Result of a successful `push` item: the fields of `ListPushResponse` plus `type` and `success`. */
-        ListBatchPushResult: {
-            /** @constant */
-            type: "push";
-            success: components["schemas"]["Success"];
-            key: components["schemas"]["ListPushResponse"]["key"];
-            length: components["schemas"]["ListPushResponse"]["length"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `pop` item: the fields of `ListPopResponse` plus `type` and `success`. */
-        ListBatchPopResult: {
-            /** @constant */
-            type: "pop";
-            success: components["schemas"]["Success"];
-            values: components["schemas"]["ListPopResponse"]["values"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `range` item: the fields of `ListRangeResponse` plus `type` and `success`. */
-        ListBatchRangeResult: {
-            /** @constant */
-            type: "range";
-            success: components["schemas"]["Success"];
-            values: components["schemas"]["ListRangeResponse"]["values"];
-            length: components["schemas"]["ListRangeResponse"]["length"];
-            start: components["schemas"]["ListRangeResponse"]["start"];
-            stop: components["schemas"]["ListRangeResponse"]["stop"];
-            ttl: components["schemas"]["ListRangeResponse"]["ttl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `length` item: the fields of `ListLengthResponse` plus `type` and `success`. */
-        ListBatchLengthResult: {
-            /** @constant */
-            type: "length";
-            success: components["schemas"]["Success"];
-            length: components["schemas"]["ListLengthResponse"]["length"];
-        };
-        /** @description Result of a successful `index` item: the fields of `ListIndexResponse` plus `type` and `success`. */
-        ListBatchIndexResult: {
-            /** @constant */
-            type: "index";
-            success: components["schemas"]["Success"];
-            index: components["schemas"]["ListIndexResponse"]["index"];
-            value: components["schemas"]["ListIndexResponse"]["value"];
-        };
-        /** @description Result of a successful `setIndex` item: the fields of `ListSetIndexResponse` plus `type` and `success`. */
-        ListBatchSetIndexResult: {
-            /** @constant */
-            type: "setIndex";
-            success: components["schemas"]["Success"];
-            index: components["schemas"]["ListSetIndexResponse"]["index"];
-            value: components["schemas"]["ListSetIndexResponse"]["value"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `trim` item: the fields of `ListTrimResponse` plus `type` and `success`. */
-        ListBatchTrimResult: {
-            /** @constant */
-            type: "trim";
-            success: components["schemas"]["Success"];
-            length: components["schemas"]["ListTrimResponse"]["length"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `remove` item: the fields of `ListRemoveResponse` plus `type` and `success`. */
-        ListBatchRemoveResult: {
-            /** @constant */
-            type: "remove";
-            success: components["schemas"]["Success"];
-            removed: components["schemas"]["ListRemoveResponse"]["removed"];
-            length: components["schemas"]["ListRemoveResponse"]["length"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
-        ListBatchResult: components["schemas"]["ListBatchPushResult"] | components["schemas"]["ListBatchPopResult"] | components["schemas"]["ListBatchRangeResult"] | components["schemas"]["ListBatchLengthResult"] | components["schemas"]["ListBatchIndexResult"] | components["schemas"]["ListBatchSetIndexResult"] | components["schemas"]["ListBatchTrimResult"] | components["schemas"]["ListBatchRemoveResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
-        /** @description Answer of the list batch endpoint. */
-        ListBatchResponse: {
-            /** @description One entry per operation, in request order. */
-            results: components["schemas"]["ListBatchResult"][];
-            atomic: components["schemas"]["SetBatchResponse"]["atomic"];
-        };
-        /** @description The type of an error. Each type always comes with the same HTTP status, its `x-status`. */
-        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
         /** @description One change; never the value. */
         ChangeEvent: {
             /** @description The stream id (`<ms>-<seq>`), increasing; resume after it with `since` or `Last-Event-ID`. On Redis Cluster, increasing within its master's stream only, and not a resume point (use the cursor the transport gives). */
@@ -2850,431 +2506,6 @@ export interface components {
             events: components["schemas"]["ChangeEvent"][];
             /** @description The `since` of the next request. A stream id, or on Redis Cluster an opaque cursor (URL-safe, to pass back as is). */
             next: string;
-        };
-        /** @description The uniform error body of every error response. */
-        Error: {
-            error: components["schemas"]["ErrorType"];
-            /** @description Human-readable description; names the key (and field or member) concerned where there is one. */
-            message: string;
-            /** @description The HTTP status code of the response. */
-            status: number;
-            /**
-             * Format: date-time
-             * @description When the error was produced (ISO 8601, UTC).
-             */
-            timestamp: string;
-            /** @description The request ID, also sent in the request-ID header (`X-Request-ID` by default). */
-            request_id: string;
-            /** @description Seconds to wait before retrying. Only on `429 rate_limit_exceeded` and `503 service_unavailable` (matches the `Retry-After` header). */
-            retry_after?: number;
-            /** @description Machine-readable detail, present only when `SVC_ERROR_DETAILS=true` (the default): for validation errors the failing location and rule, for a batch the index of the failing item. Never a stack trace, host name or credential. */
-            details?: {
-                /** @description Index (0-based) of the failing item in `operations` of a batch. */
-                index?: number;
-                /** @description JSON pointer of the offending value in the request body (or the name of the offending path parameter or header). */
-                path?: string;
-            } & {
-                [key: string]: unknown;
-            };
-        };
-        /** @description Why one batch item failed at run time. */
-        BatchItemError: {
-            error: components["schemas"]["ErrorType"];
-            /** @description Human-readable description naming the key (and field or member) concerned. */
-            message: string;
-            /** @description The status the matching single endpoint would have answered. */
-            status: number;
-            /** @description With `precondition_failed`: the key's current ETag (absent when the key does not exist). */
-            etag?: string;
-        };
-        /**
-         * @description Result of a batch item that failed at run time (a missing key on `get`, a key of another type, ...). The other items of the batch still apply.
-         * @example {
-         *       "type": "get",
-         *       "success": false,
-         *       "error": {
-         *         "error": "not_found",
-         *         "message": "Key 'user:99' not found",
-         *         "status": 404
-         *       }
-         *     }
-         */
-        BatchItemFailure: {
-            /** @description The `type` of the operation. */
-            type: string;
-            /** @constant */
-            success: false;
-            error: components["schemas"]["BatchItemError"];
-        };
-        /**
-         * @description Remaining time to live in seconds; `-1` when the key has no expiry.
-         * @example 3599
-         * @example -1
-         */
-        RemainingTtl: number;
-        /** @description A string value and its remaining TTL. */
-        StringValueResponse: {
-            /** @description The stored string. */
-            value: string;
-            ttl: components["schemas"]["RemainingTtl"];
-        };
-        /** @description Result of a string write (status 201 when the key was created, 200 when it was replaced). */
-        StringWriteResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The key written. */
-            key: string;
-        };
-        /** @description Result of an idempotent delete. */
-        DeleteResponse: {
-            success: components["schemas"]["Success"];
-            /** @description `true` when something was deleted, `false` when there was nothing to delete. */
-            deleted: boolean;
-        };
-        /** @description Result of an existence check. */
-        ExistsResponse: {
-            /** @description Whether the key (or member) exists. */
-            exists: boolean;
-        };
-        /** @description The remaining TTL of a key. */
-        TtlResponse: {
-            ttl: components["schemas"]["RemainingTtl"];
-        };
-        /** @description Result of setting an expiry. */
-        ExpireResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The TTL just set, in seconds. */
-            ttl: number;
-        };
-        /** @description Result of removing an expiry (also when the key had none). */
-        PersistResponse: {
-            success: components["schemas"]["Success"];
-            /**
-             * @description Always `-1`: the key now has no expiry.
-             * @constant
-             */
-            ttl: -1;
-        };
-        /** @description A whole hash (or one page of it) and its remaining TTL. */
-        HashResponse: {
-            /** @description Every field of the hash with its value. */
-            fields: {
-                [key: string]: string;
-            };
-            ttl: components["schemas"]["RemainingTtl"];
-            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
-            cursor?: string;
-            /** @description Only in a page: `true` when the walk is done. */
-            complete?: boolean;
-        };
-        /** @description Result of a hash write (status 201 when the hash was created, 200 when it existed). */
-        HashWriteResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The key written. */
-            key: string;
-            /** @description Number of fields the hash holds after the write. */
-            fields_count: number;
-        };
-        /** @description One hash field. */
-        FieldResponse: {
-            /** @description The field name. */
-            field: string;
-            /** @description Its value. */
-            value: string;
-        };
-        /** @description Result of a hash field write (status 201 when the field was created, 200 when it was replaced). */
-        FieldWriteResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The field written. */
-            field: string;
-            /** @description The value written. */
-            value: string;
-        };
-        /** @description The field names of a hash. */
-        HashKeysResponse: {
-            /** @description The field names of the hash, in no particular order. */
-            keys: string[];
-            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
-            cursor?: string;
-            /** @description Only in a page: `true` when the walk is done. */
-            complete?: boolean;
-        };
-        /** @description The values of a hash. */
-        HashValuesResponse: {
-            /** @description The values of the hash, in no particular order. */
-            values: string[];
-            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
-            cursor?: string;
-            /** @description Only in a page: `true` when the walk is done. */
-            complete?: boolean;
-        };
-        /** @description A whole set, its size and its remaining TTL. */
-        SetResponse: {
-            /** @description The members, in no particular order. */
-            members: string[];
-            /** @description Number of members. */
-            cardinality: number;
-            ttl: components["schemas"]["RemainingTtl"];
-            /** @description Only in a page (`cursor` or `limit` given): pass it as `cursor` to get the next page; the empty string once `complete` is `true`. */
-            cursor?: string;
-            /** @description Only in a page: `true` when the walk is done. */
-            complete?: boolean;
-        };
-        /** @description Result of a set write (status 201 when the set was created, 200 when it existed). */
-        SetWriteResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The key written. */
-            key: string;
-            /** @description Number of members the set holds after the write. */
-            members_count: number;
-            /** @description Number of members that were not in the set before (duplicates in the request counted once). In `replace` mode the set is rebuilt from the request (Redis `DEL` + `SADD`), so every distinct member sent counts as added and `added` equals `members_count`. */
-            added: number;
-        };
-        /** @description Result of adding one member. */
-        MemberAddResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The member. */
-            member: string;
-            /** @description `true` when the member was new (status 201), `false` when it was already there (status 200). */
-            added: boolean;
-        };
-        /** @description Result of removing one member. */
-        MemberRemoveResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The member. */
-            member: string;
-            /** @description `true` when the member was removed, `false` when it was not in the set. */
-            removed: boolean;
-        };
-        /** @description The size of a set. */
-        CardinalityResponse: {
-            /** @description Number of members. */
-            cardinality: number;
-        };
-        /** @description A member removed at random. */
-        PopResponse: {
-            success: components["schemas"]["Success"];
-            /** @description The member removed. */
-            member: string;
-        };
-        /** @description Union of the listed sets. */
-        SetUnionResponse: {
-            /** @description Members of any of the sets, in no particular order. */
-            union: string[];
-            /** @description Number of members in `union`. */
-            cardinality: number;
-        };
-        /** @description Intersection of the listed sets. */
-        SetIntersectionResponse: {
-            /** @description Members of every listed set, in no particular order. */
-            intersection: string[];
-            /** @description Number of members in `intersection`. */
-            cardinality: number;
-        };
-        /** @description Difference of the first set and the others. */
-        SetDifferenceResponse: {
-            /** @description Members of the first set that are in none of the others, in no particular order. */
-            difference: string[];
-            /** @description Number of members in `difference`. */
-            cardinality: number;
-        };
-        /** @description Result of a successful `set` item: the fields of `StringWriteResponse` plus `type` and `success`. */
-        StringBatchSetResult: {
-            /** @constant */
-            type: "set";
-            success: components["schemas"]["Success"];
-            key: components["schemas"]["StringWriteResponse"]["key"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `get` item: the fields of `StringValueResponse` plus `type` and `success`. */
-        StringBatchGetResult: {
-            /** @constant */
-            type: "get";
-            success: components["schemas"]["Success"];
-            value: components["schemas"]["StringValueResponse"]["value"];
-            ttl: components["schemas"]["RemainingTtl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `incr` item: the fields of `CounterResponse` plus `type`. */
-        StringBatchIncrResult: {
-            /** @constant */
-            type: "incr";
-            success: components["schemas"]["Success"];
-            key: components["schemas"]["CounterResponse"]["key"];
-            value: components["schemas"]["CounterValue"];
-            value_string: components["schemas"]["CounterString"];
-            ttl: components["schemas"]["RemainingTtl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `incr` item: the fields of `FieldCounterResponse` plus `type`. */
-        HashBatchIncrResult: {
-            /** @constant */
-            type: "incr";
-            success: components["schemas"]["Success"];
-            field: components["schemas"]["FieldCounterResponse"]["field"];
-            value: components["schemas"]["CounterValue"];
-            value_string: components["schemas"]["CounterString"];
-            ttl: components["schemas"]["RemainingTtl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
-        StringBatchResult: components["schemas"]["StringBatchSetResult"] | components["schemas"]["StringBatchGetResult"] | components["schemas"]["StringBatchIncrResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
-        /** @description Answer of the string batch endpoint. */
-        StringBatchResponse: {
-            /** @description One entry per operation, in request order. */
-            results: components["schemas"]["StringBatchResult"][];
-            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
-            atomic: boolean;
-        };
-        /** @description Result of a successful `set` item: the fields of `HashWriteResponse` plus `type` and `success`. */
-        HashBatchSetResult: {
-            /** @constant */
-            type: "set";
-            success: components["schemas"]["Success"];
-            key: components["schemas"]["StringWriteResponse"]["key"];
-            fields_count: components["schemas"]["HashWriteResponse"]["fields_count"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `get` item: the fields of `HashResponse` plus `type` and `success`. */
-        HashBatchGetResult: {
-            /** @constant */
-            type: "get";
-            success: components["schemas"]["Success"];
-            fields: components["schemas"]["HashResponse"]["fields"];
-            ttl: components["schemas"]["RemainingTtl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `setField` item: the fields of `FieldWriteResponse` plus `type` and `success`. */
-        HashBatchSetFieldResult: {
-            /** @constant */
-            type: "setField";
-            success: components["schemas"]["Success"];
-            field: components["schemas"]["FieldWriteResponse"]["field"];
-            value: components["schemas"]["FieldWriteResponse"]["value"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `getField` item: the fields of `FieldResponse` plus `type` and `success`. */
-        HashBatchGetFieldResult: {
-            /** @constant */
-            type: "getField";
-            success: components["schemas"]["Success"];
-            field: components["schemas"]["FieldResponse"]["field"];
-            value: components["schemas"]["FieldResponse"]["value"];
-        };
-        /** @description Result of a successful `deleteField` item: the fields of `DeleteResponse` plus `type` and `success`. */
-        HashBatchDeleteFieldResult: {
-            /** @constant */
-            type: "deleteField";
-            success: components["schemas"]["Success"];
-            deleted: components["schemas"]["DeleteResponse"]["deleted"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `keys` item: the fields of `HashKeysResponse` plus `type` and `success`. */
-        HashBatchKeysResult: {
-            /** @constant */
-            type: "keys";
-            success: components["schemas"]["Success"];
-            keys: components["schemas"]["HashKeysResponse"]["keys"];
-        };
-        /** @description Result of a successful `values` item: the fields of `HashValuesResponse` plus `type` and `success`. */
-        HashBatchValuesResult: {
-            /** @constant */
-            type: "values";
-            success: components["schemas"]["Success"];
-            values: components["schemas"]["HashValuesResponse"]["values"];
-        };
-        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
-        HashBatchResult: components["schemas"]["HashBatchSetResult"] | components["schemas"]["HashBatchGetResult"] | components["schemas"]["HashBatchSetFieldResult"] | components["schemas"]["HashBatchGetFieldResult"] | components["schemas"]["HashBatchDeleteFieldResult"] | components["schemas"]["HashBatchIncrResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["HashBatchKeysResult"] | components["schemas"]["HashBatchValuesResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
-        /** @description Answer of the hash batch endpoint. */
-        HashBatchResponse: {
-            /** @description One entry per operation, in request order. */
-            results: components["schemas"]["HashBatchResult"][];
-            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
-            atomic: boolean;
-        };
-        /** @description Result of a successful `add` item: the fields of `SetWriteResponse` plus `type` and `success`. */
-        SetBatchAddResult: {
-            /** @constant */
-            type: "add";
-            success: components["schemas"]["Success"];
-            key: components["schemas"]["StringWriteResponse"]["key"];
-            members_count: components["schemas"]["SetWriteResponse"]["members_count"];
-            added: components["schemas"]["SetWriteResponse"]["added"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `get` item: the fields of `SetResponse` plus `type` and `success`. */
-        SetBatchGetResult: {
-            /** @constant */
-            type: "get";
-            success: components["schemas"]["Success"];
-            members: components["schemas"]["SetResponse"]["members"];
-            cardinality: components["schemas"]["SetResponse"]["cardinality"];
-            ttl: components["schemas"]["RemainingTtl"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `addMember` item: the fields of `MemberAddResponse` plus `type` and `success`. */
-        SetBatchAddMemberResult: {
-            /** @constant */
-            type: "addMember";
-            success: components["schemas"]["Success"];
-            member: components["schemas"]["MemberAddResponse"]["member"];
-            added: components["schemas"]["MemberAddResponse"]["added"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `removeMember` item: the fields of `MemberRemoveResponse` plus `type` and `success`. */
-        SetBatchRemoveMemberResult: {
-            /** @constant */
-            type: "removeMember";
-            success: components["schemas"]["Success"];
-            member: components["schemas"]["MemberAddResponse"]["member"];
-            removed: components["schemas"]["MemberRemoveResponse"]["removed"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description Result of a successful `isMember` item: the fields of `ExistsResponse` plus `type` and `success`. */
-        SetBatchIsMemberResult: {
-            /** @constant */
-            type: "isMember";
-            success: components["schemas"]["Success"];
-            exists: components["schemas"]["ExistsResponse"]["exists"];
-        };
-        /** @description Result of a successful `cardinality` item: the fields of `CardinalityResponse` plus `type` and `success`. */
-        SetBatchCardinalityResult: {
-            /** @constant */
-            type: "cardinality";
-            success: components["schemas"]["Success"];
-            cardinality: components["schemas"]["SetResponse"]["cardinality"];
-        };
-        /** @description Result of a successful `pop` item: the fields of `PopResponse` plus `type` and `success`. */
-        SetBatchPopResult: {
-            /** @constant */
-            type: "pop";
-            success: components["schemas"]["Success"];
-            member: components["schemas"]["PopResponse"]["member"];
-            etag?: components["schemas"]["BatchEtag"];
-        };
-        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
-        SetBatchResult: components["schemas"]["SetBatchAddResult"] | components["schemas"]["SetBatchGetResult"] | components["schemas"]["SetBatchAddMemberResult"] | components["schemas"]["SetBatchRemoveMemberResult"] | components["schemas"]["SetBatchIsMemberResult"] | components["schemas"]["SetBatchCardinalityResult"] | components["schemas"]["SetBatchPopResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
-        /** @description Answer of the set batch endpoint. */
-        SetBatchResponse: {
-            /** @description One entry per operation, in request order. */
-            results: components["schemas"]["SetBatchResult"][];
-            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
-            atomic: boolean;
-        };
-        ServiceIndex: {
-            /** @description The package name. */
-            name: string;
-            /** @description The version from package.json. */
-            version: string;
-            links: {
-                /** @description Swagger UI. */
-                docs: string;
-                /** @description This document. */
-                openapi: string;
-                /** @description The readiness check; absent when the admin endpoints are disabled or have their own port. */
-                health?: string;
-                /** @description The web console (`/console/`), unless `SVC_CONSOLE_ENABLED=false`. */
-                console?: string;
-            };
         };
         /** @description Liveness answer. Does not touch Redis (use `health` for that). */
         PingResponse: {
@@ -3386,46 +2617,6 @@ export interface components {
             /** @description Number of entries in `clients`. */
             total_clients: number;
         };
-        /** @description The credential of a request. */
-        WhoamiResponse: {
-            /** @description The API key's id, the JWT's `sub`, the Basic user, or `anonymous`. */
-            id: string;
-            /**
-             * @description How the request authenticated (`none`: no credentials are configured).
-             * @enum {string}
-             */
-            scheme: "api_key" | "jwt" | "basic" | "none";
-            /** @description What the credential may do. */
-            permissions: ("read" | "write" | "admin")[];
-            /** @description The key prefix the credential is confined to (a tenant), or `null`. */
-            prefix: string | null;
-        };
-        /** @description One listed key. */
-        KeyEntry: {
-            /** @description The key as a client names it (without `SVC_KEY_PREFIX`). */
-            key: string;
-            /** @description The Redis type: `string`, `hash`, `set`, or whatever another client stored (`list`, `zset`, `stream`, ...). */
-            type: string;
-            ttl: components["schemas"]["RemainingTtl"];
-        };
-        /** @description One page of a key listing. */
-        KeyListResponse: {
-            /** @description The keys of this page, in no particular order; may be fewer than `limit` (even none) while `complete` is `false`. */
-            keys: components["schemas"]["KeyEntry"][];
-            /** @description Opaque; pass it as `cursor` to get the next page. The empty string once `complete` is `true`. */
-            cursor: string;
-            /** @description `true` when the walk is done: there is no next page. */
-            complete: boolean;
-        };
-        /** @description What a key is. */
-        KeyInfoResponse: {
-            /** @description The key. */
-            key: string;
-            type: components["schemas"]["KeyEntry"]["type"];
-            ttl: components["schemas"]["RemainingTtl"];
-            /** @description Bytes of a string, fields of a hash, members of a set, elements of a list or sorted set; `null` for other types. */
-            size: number | null;
-        };
         /** @description Memory use and metadata of one key. */
         KeyMemoryResponse: {
             /** @description The key. */
@@ -3515,23 +2706,46 @@ export interface components {
              */
             timestamp: string;
         };
-        /**
-         * @description Like the `If-Match` header of the item's endpoint, checked in the same atomic step: the item applies only if the key's current ETag is listed (strong comparison), else it fails alone with `precondition_failed` (412) and `error.etag`, the current ETag; `*` requires the key to exist. With `"atomic": "all"` every `if_match` is compared with the keys as they were before the batch, and a failing one refuses the whole batch (`412`, nothing applied). The item's result then carries the key's new `etag`.
-         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-         */
-        BatchIfMatch: string;
-        /**
-         * @description The key's ETag (as the `ETag` header): after a write item that carried `if_match` (absent when the key no longer exists), and on every whole-key `get`.
-         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-         */
-        BatchEtag: string;
-        /**
-         * @description `all`: no item applies unless every item's `if_match` holds. The conditions are checked against the keys as they are before the batch, all in the same atomic step as the items; one that fails makes the whole request `412 precondition_failed` (`details.index` names the first failing item, the `ETag` header holds its key's current ETag) and nothing is applied. On Redis Cluster every key must be in one hash slot (an `SVC_KEY_PREFIX` with a hash tag), else `400 invalid_request`. Without it (the default) a failing `if_match` fails its item alone and the other items apply.
-         * @example all
-         * @enum {string}
-         */
-        BatchAtomic: "all";
-        /** @description Like `GET /store/{family}/{key}`. Result: `StringBatchGetResult`, `HashBatchGetResult` or `SetBatchGetResult` (sorted sets have `ZsetBatchGet`). */
+        /** @description A Redis command and its arguments; numbers and booleans are sent to Redis as strings. */
+        UpstashCommand: (string | number | boolean)[];
+        UpstashCommands: components["schemas"]["UpstashCommand"][];
+        UpstashResult: {
+            /** @description Redis's reply in RESP2 shapes (flat arrays for HGETALL and WITHSCORES); with `Upstash-Encoding: base64` each string base64-encoded except `OK`. */
+            result: unknown;
+        };
+        UpstashItem: {
+            /** @description The command's reply, as in UpstashResult. */
+            result?: unknown;
+            /** @description Redis's error text. */
+            error?: string;
+        };
+        UpstashError: {
+            /** @description Redis's error text, or why the service refused the request. */
+            error: string;
+        };
+        /** @description The type of an error. Each type always comes with the same HTTP status, its `x-status`. */
+        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
+        /** @description Like `POST /store/string/{key}`. Result: `StringBatchSetResult`. */
+        StringBatchSet: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "set";
+            key: components["schemas"]["Key"];
+            value: components["schemas"]["StringValue"];
+            ttl?: components["schemas"]["Ttl"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `set` item: the fields of `StringWriteResponse` plus `type` and `success`. */
+        StringBatchSetResult: {
+            /** @constant */
+            type: "set";
+            success: components["schemas"]["Success"];
+            key: components["schemas"]["StringWriteResponse"]["key"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/{family}/{key}`. Result: `<Family>BatchGetResult`. */
         BatchGet: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3539,6 +2753,39 @@ export interface components {
              */
             type: "get";
             key: components["schemas"]["Key"];
+        };
+        /** @description Result of a successful `get` item: the fields of `StringValueResponse` plus `type` and `success`. */
+        StringBatchGetResult: {
+            /** @constant */
+            type: "get";
+            success: components["schemas"]["Success"];
+            value: components["schemas"]["StringValueResponse"]["value"];
+            ttl: components["schemas"]["StringValueResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/string/{key}/incr`. Result: `StringBatchIncrResult`. */
+        StringBatchIncr: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "incr";
+            key: components["schemas"]["Key"];
+            by?: components["schemas"]["CounterStep"];
+            /** @description Expiry set only when this call creates the key (the start of a fixed window); an existing key keeps its expiry, or its lack of one. */
+            ttl?: components["schemas"]["Ttl"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `incr` item: the fields of `CounterResponse` plus `type` and `success`. */
+        StringBatchIncrResult: {
+            /** @constant */
+            type: "incr";
+            success: components["schemas"]["Success"];
+            key: components["schemas"]["CounterResponse"]["key"];
+            value: components["schemas"]["CounterResponse"]["value"];
+            value_string: components["schemas"]["CounterResponse"]["value_string"];
+            ttl: components["schemas"]["CounterResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
         };
         /** @description Like `DELETE /store/{family}/{key}`. Result: `BatchDeleteResult`. */
         BatchDelete: {
@@ -3558,7 +2805,7 @@ export interface components {
             deleted: components["schemas"]["DeleteResponse"]["deleted"];
             etag?: components["schemas"]["BatchEtag"];
         };
-        /** @description Like `GET /store/{family}/{key}/exists` (sets have no such endpoint; the item still answers whether the key exists, never 404). Result: `BatchExistsResult`. */
+        /** @description Like `GET /store/{family}/{key}/exists`. Result: `BatchExistsResult`. */
         BatchExists: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3588,7 +2835,7 @@ export interface components {
             /** @constant */
             type: "ttl";
             success: components["schemas"]["Success"];
-            ttl: components["schemas"]["RemainingTtl"];
+            ttl: components["schemas"]["TtlResponse"]["ttl"];
         };
         /** @description Like `POST /store/{family}/{key}/expire`. Result: `BatchExpireResult`. */
         BatchExpire: {
@@ -3609,7 +2856,7 @@ export interface components {
             ttl: components["schemas"]["ExpireResponse"]["ttl"];
             etag?: components["schemas"]["BatchEtag"];
         };
-        /** @description Like `DELETE /store/{family}/{key}/ttl` (removes the expiry). Result: `BatchPersistResult`. */
+        /** @description Like `DELETE /store/{family}/{key}/ttl`. Result: `BatchPersistResult`. */
         BatchPersist: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3627,11 +2874,715 @@ export interface components {
             ttl: components["schemas"]["PersistResponse"]["ttl"];
             etag?: components["schemas"]["BatchEtag"];
         };
-        /**
-         * @description Always `true` in a success response.
-         * @constant
-         */
-        Success: true;
+        StringBatchRequest: {
+            /** @description 1..1,000 string operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
+            operations: components["schemas"]["StringBatchOperation"][];
+            atomic?: components["schemas"]["BatchAtomic"];
+        };
+        /** @description One string batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
+        StringBatchOperation: components["schemas"]["StringBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["StringBatchIncr"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
+        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
+        StringBatchResult: components["schemas"]["StringBatchSetResult"] | components["schemas"]["StringBatchGetResult"] | components["schemas"]["StringBatchIncrResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
+        /** @description Answer of the string batch endpoint. */
+        StringBatchResponse: {
+            /** @description One entry per operation, in request order. */
+            results: components["schemas"]["StringBatchResult"][];
+            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
+            atomic: boolean;
+        };
+        /** @description Like `POST /store/hash/{key}`. Result: `HashBatchSetResult`. */
+        HashBatchSet: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "set";
+            key: components["schemas"]["Key"];
+            fields: components["schemas"]["Fields"];
+            ttl?: components["schemas"]["Ttl"];
+            mode?: components["schemas"]["Mode"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `set` item: the fields of `HashWriteResponse` plus `type` and `success`. */
+        HashBatchSetResult: {
+            /** @constant */
+            type: "set";
+            success: components["schemas"]["Success"];
+            key: components["schemas"]["HashWriteResponse"]["key"];
+            fields_count: components["schemas"]["HashWriteResponse"]["fields_count"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Result of a successful `get` item: the fields of `HashResponse` plus `type` and `success`. */
+        HashBatchGetResult: {
+            /** @constant */
+            type: "get";
+            success: components["schemas"]["Success"];
+            fields: components["schemas"]["HashResponse"]["fields"];
+            ttl: components["schemas"]["HashResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/hash/{key}/field/{field}`. Result: `HashBatchSetFieldResult`. */
+        HashBatchSetField: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "setField";
+            key: components["schemas"]["Key"];
+            field: components["schemas"]["BodyFieldName"];
+            value: components["schemas"]["StringValue"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `setField` item: the fields of `FieldWriteResponse` plus `type` and `success`. */
+        HashBatchSetFieldResult: {
+            /** @constant */
+            type: "setField";
+            success: components["schemas"]["Success"];
+            field: components["schemas"]["FieldWriteResponse"]["field"];
+            value: components["schemas"]["FieldWriteResponse"]["value"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/hash/{key}/field/{field}`. Result: `HashBatchGetFieldResult`. */
+        HashBatchGetField: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "getField";
+            key: components["schemas"]["Key"];
+            field: components["schemas"]["BodyFieldName"];
+        };
+        /** @description Result of a successful `getField` item: the fields of `FieldResponse` plus `type` and `success`. */
+        HashBatchGetFieldResult: {
+            /** @constant */
+            type: "getField";
+            success: components["schemas"]["Success"];
+            field: components["schemas"]["FieldResponse"]["field"];
+            value: components["schemas"]["FieldResponse"]["value"];
+        };
+        /** @description Like `DELETE /store/hash/{key}/field/{field}`. Result: `HashBatchDeleteFieldResult`. */
+        HashBatchDeleteField: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "deleteField";
+            key: components["schemas"]["Key"];
+            field: components["schemas"]["BodyFieldName"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `deleteField` item: the fields of `DeleteResponse` plus `type` and `success`. */
+        HashBatchDeleteFieldResult: {
+            /** @constant */
+            type: "deleteField";
+            success: components["schemas"]["Success"];
+            deleted: components["schemas"]["DeleteResponse"]["deleted"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/hash/{key}/field/{field}/incr`. Result: `HashBatchIncrResult`. */
+        HashBatchIncr: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "incr";
+            key: components["schemas"]["Key"];
+            field: components["schemas"]["BodyFieldName"];
+            by?: components["schemas"]["CounterStep"];
+            /** @description Expiry set only when this call creates the key (the start of a fixed window); an existing key keeps its expiry, or its lack of one. */
+            ttl?: components["schemas"]["Ttl"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `incr` item: the fields of `FieldCounterResponse` plus `type` and `success`. */
+        HashBatchIncrResult: {
+            /** @constant */
+            type: "incr";
+            success: components["schemas"]["Success"];
+            field: components["schemas"]["FieldCounterResponse"]["field"];
+            value: components["schemas"]["FieldCounterResponse"]["value"];
+            value_string: components["schemas"]["FieldCounterResponse"]["value_string"];
+            ttl: components["schemas"]["FieldCounterResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/hash/{key}/keys`. Result: `HashBatchKeysResult`. */
+        HashBatchKeys: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "keys";
+            key: components["schemas"]["Key"];
+        };
+        /** @description Result of a successful `keys` item: the fields of `HashKeysResponse` plus `type` and `success`. */
+        HashBatchKeysResult: {
+            /** @constant */
+            type: "keys";
+            success: components["schemas"]["Success"];
+            keys: components["schemas"]["HashKeysResponse"]["keys"];
+        };
+        /** @description Like `GET /store/hash/{key}/values`. Result: `HashBatchValuesResult`. */
+        HashBatchValues: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "values";
+            key: components["schemas"]["Key"];
+        };
+        /** @description Result of a successful `values` item: the fields of `HashValuesResponse` plus `type` and `success`. */
+        HashBatchValuesResult: {
+            /** @constant */
+            type: "values";
+            success: components["schemas"]["Success"];
+            values: components["schemas"]["HashValuesResponse"]["values"];
+        };
+        HashBatchRequest: {
+            /** @description 1..1,000 hash operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
+            operations: components["schemas"]["HashBatchOperation"][];
+            atomic?: components["schemas"]["BatchAtomic"];
+        };
+        /** @description One hash batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
+        HashBatchOperation: components["schemas"]["HashBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["HashBatchSetField"] | components["schemas"]["HashBatchGetField"] | components["schemas"]["HashBatchDeleteField"] | components["schemas"]["HashBatchIncr"] | components["schemas"]["HashBatchKeys"] | components["schemas"]["HashBatchValues"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
+        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
+        HashBatchResult: components["schemas"]["HashBatchSetResult"] | components["schemas"]["HashBatchGetResult"] | components["schemas"]["HashBatchSetFieldResult"] | components["schemas"]["HashBatchGetFieldResult"] | components["schemas"]["HashBatchDeleteFieldResult"] | components["schemas"]["HashBatchIncrResult"] | components["schemas"]["HashBatchKeysResult"] | components["schemas"]["HashBatchValuesResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
+        /** @description Answer of the hash batch endpoint. */
+        HashBatchResponse: {
+            /** @description One entry per operation, in request order. */
+            results: components["schemas"]["HashBatchResult"][];
+            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
+            atomic: boolean;
+        };
+        /** @description Like `POST /store/set/{key}`. Result: `SetBatchAddResult`. */
+        SetBatchAdd: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "add";
+            key: components["schemas"]["Key"];
+            members: components["schemas"]["Members"];
+            ttl?: components["schemas"]["Ttl"];
+            mode?: components["schemas"]["Mode"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `add` item: the fields of `SetWriteResponse` plus `type` and `success`. */
+        SetBatchAddResult: {
+            /** @constant */
+            type: "add";
+            success: components["schemas"]["Success"];
+            key: components["schemas"]["SetWriteResponse"]["key"];
+            members_count: components["schemas"]["SetWriteResponse"]["members_count"];
+            added: components["schemas"]["SetWriteResponse"]["added"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Result of a successful `get` item: the fields of `SetResponse` plus `type` and `success`. */
+        SetBatchGetResult: {
+            /** @constant */
+            type: "get";
+            success: components["schemas"]["Success"];
+            members: components["schemas"]["SetResponse"]["members"];
+            cardinality: components["schemas"]["SetResponse"]["cardinality"];
+            ttl: components["schemas"]["SetResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/set/{key}/member/{member}`. Result: `SetBatchAddMemberResult`. */
+        SetBatchAddMember: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "addMember";
+            key: components["schemas"]["Key"];
+            member: components["schemas"]["BodyMemberName"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `addMember` item: the fields of `MemberAddResponse` plus `type` and `success`. */
+        SetBatchAddMemberResult: {
+            /** @constant */
+            type: "addMember";
+            success: components["schemas"]["Success"];
+            member: components["schemas"]["MemberAddResponse"]["member"];
+            added: components["schemas"]["MemberAddResponse"]["added"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `DELETE /store/{family}/{key}/member/{member}`. Result: `BatchRemoveMemberResult`. */
+        BatchRemoveMember: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "removeMember";
+            key: components["schemas"]["Key"];
+            member: components["schemas"]["BodyMemberName"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `removeMember` item: the fields of `MemberRemoveResponse` plus `type` and `success`. */
+        BatchRemoveMemberResult: {
+            /** @constant */
+            type: "removeMember";
+            success: components["schemas"]["Success"];
+            member: components["schemas"]["MemberRemoveResponse"]["member"];
+            removed: components["schemas"]["MemberRemoveResponse"]["removed"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/set/{key}/member/{member}/exists`. Result: `SetBatchIsMemberResult`. */
+        SetBatchIsMember: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "isMember";
+            key: components["schemas"]["Key"];
+            member: components["schemas"]["BodyMemberName"];
+        };
+        /** @description Result of a successful `isMember` item: the fields of `ExistsResponse` plus `type` and `success`. */
+        SetBatchIsMemberResult: {
+            /** @constant */
+            type: "isMember";
+            success: components["schemas"]["Success"];
+            exists: components["schemas"]["ExistsResponse"]["exists"];
+        };
+        /** @description Like `GET /store/set/{key}/cardinality`. Result: `SetBatchCardinalityResult`. */
+        SetBatchCardinality: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cardinality";
+            key: components["schemas"]["Key"];
+        };
+        /** @description Result of a successful `cardinality` item: the fields of `CardinalityResponse` plus `type` and `success`. */
+        SetBatchCardinalityResult: {
+            /** @constant */
+            type: "cardinality";
+            success: components["schemas"]["Success"];
+            cardinality: components["schemas"]["CardinalityResponse"]["cardinality"];
+        };
+        /** @description Like `POST /store/set/{key}/pop`. Result: `SetBatchPopResult`. */
+        SetBatchPop: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pop";
+            key: components["schemas"]["Key"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `pop` item: the fields of `PopResponse` plus `type` and `success`. */
+        SetBatchPopResult: {
+            /** @constant */
+            type: "pop";
+            success: components["schemas"]["Success"];
+            member: components["schemas"]["PopResponse"]["member"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        SetBatchRequest: {
+            /** @description 1..1,000 set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
+            operations: components["schemas"]["SetBatchOperation"][];
+            atomic?: components["schemas"]["BatchAtomic"];
+        };
+        /** @description One set batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
+        SetBatchOperation: components["schemas"]["SetBatchAdd"] | components["schemas"]["BatchGet"] | components["schemas"]["SetBatchAddMember"] | components["schemas"]["BatchRemoveMember"] | components["schemas"]["SetBatchIsMember"] | components["schemas"]["SetBatchCardinality"] | components["schemas"]["SetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
+        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
+        SetBatchResult: components["schemas"]["SetBatchAddResult"] | components["schemas"]["SetBatchGetResult"] | components["schemas"]["SetBatchAddMemberResult"] | components["schemas"]["BatchRemoveMemberResult"] | components["schemas"]["SetBatchIsMemberResult"] | components["schemas"]["SetBatchCardinalityResult"] | components["schemas"]["SetBatchPopResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
+        /** @description Answer of the set batch endpoint. */
+        SetBatchResponse: {
+            /** @description One entry per operation, in request order. */
+            results: components["schemas"]["SetBatchResult"][];
+            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
+            atomic: boolean;
+        };
+        /** @description Like `POST /store/list/{key}/push`. Result: `ListBatchPushResult`. */
+        ListBatchPush: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "push";
+            key: components["schemas"]["Key"];
+            values: components["schemas"]["ListValues"];
+            /** @default right */
+            end?: components["schemas"]["ListEnd"];
+            ttl?: components["schemas"]["Ttl"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `push` item: the fields of `ListPushResponse` plus `type` and `success`. */
+        ListBatchPushResult: {
+            /** @constant */
+            type: "push";
+            success: components["schemas"]["Success"];
+            key: components["schemas"]["ListPushResponse"]["key"];
+            length: components["schemas"]["ListPushResponse"]["length"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/list/{key}/pop`. Result: `ListBatchPopResult`. */
+        ListBatchPop: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pop";
+            key: components["schemas"]["Key"];
+            /** @default left */
+            end?: components["schemas"]["ListEnd"];
+            count?: components["schemas"]["ListPopCount"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `pop` item: the fields of `ListPopResponse` plus `type` and `success`. */
+        ListBatchPopResult: {
+            /** @constant */
+            type: "pop";
+            success: components["schemas"]["Success"];
+            values: components["schemas"]["ListPopResponse"]["values"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/list/{key}`. Result: `ListBatchRangeResult`. */
+        ListBatchRange: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "range";
+            key: components["schemas"]["Key"];
+            start?: components["schemas"]["ListBound"];
+            stop?: components["schemas"]["ListBound"];
+        };
+        /** @description Result of a successful `range` item: the fields of `ListRangeResponse` plus `type` and `success`. */
+        ListBatchRangeResult: {
+            /** @constant */
+            type: "range";
+            success: components["schemas"]["Success"];
+            values: components["schemas"]["ListRangeResponse"]["values"];
+            length: components["schemas"]["ListRangeResponse"]["length"];
+            start: components["schemas"]["ListRangeResponse"]["start"];
+            stop: components["schemas"]["ListRangeResponse"]["stop"];
+            ttl: components["schemas"]["ListRangeResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/list/{key}/length`. Result: `ListBatchLengthResult`. */
+        ListBatchLength: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "length";
+            key: components["schemas"]["Key"];
+        };
+        /** @description Result of a successful `length` item: the fields of `ListLengthResponse` plus `type` and `success`. */
+        ListBatchLengthResult: {
+            /** @constant */
+            type: "length";
+            success: components["schemas"]["Success"];
+            length: components["schemas"]["ListLengthResponse"]["length"];
+        };
+        /** @description Like `GET /store/list/{key}/index/{index}`. Result: `ListBatchIndexResult`. */
+        ListBatchIndex: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "index";
+            key: components["schemas"]["Key"];
+            index: components["schemas"]["ListIndexResponse"]["index"];
+        };
+        /** @description Result of a successful `index` item: the fields of `ListIndexResponse` plus `type` and `success`. */
+        ListBatchIndexResult: {
+            /** @constant */
+            type: "index";
+            success: components["schemas"]["Success"];
+            index: components["schemas"]["ListIndexResponse"]["index"];
+            value: components["schemas"]["ListIndexResponse"]["value"];
+        };
+        /** @description Like `POST /store/list/{key}/index/{index}`. Result: `ListBatchSetIndexResult`. */
+        ListBatchSetIndex: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "setIndex";
+            key: components["schemas"]["Key"];
+            index: components["schemas"]["ListIndexResponse"]["index"];
+            value: components["schemas"]["StringValue"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `setIndex` item: the fields of `ListSetIndexResponse` plus `type` and `success`. */
+        ListBatchSetIndexResult: {
+            /** @constant */
+            type: "setIndex";
+            success: components["schemas"]["Success"];
+            index: components["schemas"]["ListSetIndexResponse"]["index"];
+            value: components["schemas"]["ListSetIndexResponse"]["value"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/list/{key}/trim`. Result: `ListBatchTrimResult`. */
+        ListBatchTrim: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "trim";
+            key: components["schemas"]["Key"];
+            start: components["schemas"]["ListBound"];
+            stop: components["schemas"]["ListBound"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `trim` item: the fields of `ListTrimResponse` plus `type` and `success`. */
+        ListBatchTrimResult: {
+            /** @constant */
+            type: "trim";
+            success: components["schemas"]["Success"];
+            length: components["schemas"]["ListTrimResponse"]["length"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/list/{key}/remove`. Result: `ListBatchRemoveResult`. */
+        ListBatchRemove: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "remove";
+            key: components["schemas"]["Key"];
+            value: components["schemas"]["StringValue"];
+            count?: components["schemas"]["ListRemoveCount"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `remove` item: the fields of `ListRemoveResponse` plus `type` and `success`. */
+        ListBatchRemoveResult: {
+            /** @constant */
+            type: "remove";
+            success: components["schemas"]["Success"];
+            removed: components["schemas"]["ListRemoveResponse"]["removed"];
+            length: components["schemas"]["ListRemoveResponse"]["length"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        ListBatchRequest: {
+            /** @description 1..1,000 list operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
+            operations: components["schemas"]["ListBatchOperation"][];
+            atomic?: components["schemas"]["BatchAtomic"];
+        };
+        /** @description One list batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
+        ListBatchOperation: components["schemas"]["ListBatchPush"] | components["schemas"]["ListBatchPop"] | components["schemas"]["ListBatchRange"] | components["schemas"]["ListBatchLength"] | components["schemas"]["ListBatchIndex"] | components["schemas"]["ListBatchSetIndex"] | components["schemas"]["ListBatchTrim"] | components["schemas"]["ListBatchRemove"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
+        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
+        ListBatchResult: components["schemas"]["ListBatchPushResult"] | components["schemas"]["ListBatchPopResult"] | components["schemas"]["ListBatchRangeResult"] | components["schemas"]["ListBatchLengthResult"] | components["schemas"]["ListBatchIndexResult"] | components["schemas"]["ListBatchSetIndexResult"] | components["schemas"]["ListBatchTrimResult"] | components["schemas"]["ListBatchRemoveResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
+        /** @description Answer of the list batch endpoint. */
+        ListBatchResponse: {
+            /** @description One entry per operation, in request order. */
+            results: components["schemas"]["ListBatchResult"][];
+            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
+            atomic: boolean;
+        };
+        /** @description Like `POST /store/zset/{key}`. Result: `ZsetBatchAddResult`. */
+        ZsetBatchAdd: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "add";
+            key: components["schemas"]["Key"];
+            members: components["schemas"]["ZsetMembers"];
+            mode?: components["schemas"]["Mode"];
+            only?: components["schemas"]["ZsetOnly"];
+            ttl?: components["schemas"]["Ttl"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `add` item: the fields of `ZsetWriteResponse` plus `type` and `success`. */
+        ZsetBatchAddResult: {
+            /** @constant */
+            type: "add";
+            success: components["schemas"]["Success"];
+            key: components["schemas"]["ZsetWriteResponse"]["key"];
+            added: components["schemas"]["ZsetWriteResponse"]["added"];
+            updated: components["schemas"]["ZsetWriteResponse"]["updated"];
+            cardinality: components["schemas"]["ZsetWriteResponse"]["cardinality"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/zset/{key}`. Result: `ZsetBatchGetResult`. */
+        ZsetBatchGet: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "get";
+            key: components["schemas"]["Key"];
+            offset?: components["schemas"]["ZsetOffset"];
+            limit?: components["schemas"]["ZsetLimit"];
+            rev?: components["schemas"]["ZsetBatchRev"];
+        };
+        /** @description Result of a successful `get` item: the fields of `ZsetPageResponse` plus `type` and `success`. */
+        ZsetBatchGetResult: {
+            /** @constant */
+            type: "get";
+            success: components["schemas"]["Success"];
+            members: components["schemas"]["ZsetPageResponse"]["members"];
+            offset: components["schemas"]["ZsetPageResponse"]["offset"];
+            more: components["schemas"]["ZsetPageResponse"]["more"];
+            ttl: components["schemas"]["ZsetPageResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/zset/{key}/range`. Result: `ZsetBatchRangeResult`. */
+        ZsetBatchRange: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "range";
+            key: components["schemas"]["Key"];
+            min?: components["schemas"]["BatchScoreBound"];
+            max?: components["schemas"]["BatchScoreBound"];
+            rev?: components["schemas"]["ZsetBatchRev"];
+            offset?: components["schemas"]["ZsetOffset"];
+            limit?: components["schemas"]["ZsetLimit"];
+        };
+        /** @description Result of a successful `range` item: the fields of `ZsetPageResponse` plus `type` and `success`. */
+        ZsetBatchRangeResult: {
+            /** @constant */
+            type: "range";
+            success: components["schemas"]["Success"];
+            members: components["schemas"]["ZsetPageResponse"]["members"];
+            offset: components["schemas"]["ZsetPageResponse"]["offset"];
+            more: components["schemas"]["ZsetPageResponse"]["more"];
+            ttl: components["schemas"]["ZsetPageResponse"]["ttl"];
+        };
+        /** @description Like `GET /store/zset/{key}/member/{member}`. Result: `ZsetBatchScoreResult`. */
+        ZsetBatchScore: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "score";
+            key: components["schemas"]["Key"];
+            member: components["schemas"]["BodyMemberName"];
+        };
+        /** @description Result of a successful `score` item: the fields of `ZsetMemberResponse` plus `type` and `success`. */
+        ZsetBatchScoreResult: {
+            /** @constant */
+            type: "score";
+            success: components["schemas"]["Success"];
+            member: components["schemas"]["ZsetMemberResponse"]["member"];
+            score: components["schemas"]["ZsetMemberResponse"]["score"];
+            rank: components["schemas"]["ZsetMemberResponse"]["rank"];
+            rev_rank: components["schemas"]["ZsetMemberResponse"]["rev_rank"];
+        };
+        /** @description Like `POST /store/zset/{key}/member/{member}`. Result: `ZsetBatchSetMemberResult`. */
+        ZsetBatchSetMember: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "setMember";
+            key: components["schemas"]["Key"];
+            member: components["schemas"]["BodyMemberName"];
+            score: components["schemas"]["Score"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `setMember` item: the fields of `ZsetMemberWriteResponse` plus `type` and `success`. */
+        ZsetBatchSetMemberResult: {
+            /** @constant */
+            type: "setMember";
+            success: components["schemas"]["Success"];
+            member: components["schemas"]["ZsetMemberWriteResponse"]["member"];
+            score: components["schemas"]["ZsetMemberWriteResponse"]["score"];
+            added: components["schemas"]["ZsetMemberWriteResponse"]["added"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/zset/{key}/member/{member}/incr`. Result: `ZsetBatchIncrResult`. */
+        ZsetBatchIncr: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "incr";
+            key: components["schemas"]["Key"];
+            member: components["schemas"]["BodyMemberName"];
+            /** @description How much to add to the score (negative to subtract), default 1; `"+inf"` and `"-inf"` are allowed. */
+            by?: components["schemas"]["Score"];
+            ttl?: components["schemas"]["IncrRequest"]["ttl"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `incr` item: the fields of `ZsetIncrResponse` plus `type` and `success`. */
+        ZsetBatchIncrResult: {
+            /** @constant */
+            type: "incr";
+            success: components["schemas"]["Success"];
+            member: components["schemas"]["ZsetIncrResponse"]["member"];
+            score: components["schemas"]["ZsetIncrResponse"]["score"];
+            ttl: components["schemas"]["ZsetIncrResponse"]["ttl"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `POST /store/zset/{key}/remove`. Result: `ZsetBatchRemoveResult`. */
+        ZsetBatchRemove: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "remove";
+            key: components["schemas"]["Key"];
+            members: components["schemas"]["Members"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `remove` item: the fields of `ZsetRemoveResponse` plus `type` and `success`. */
+        ZsetBatchRemoveResult: {
+            /** @constant */
+            type: "remove";
+            success: components["schemas"]["Success"];
+            removed: components["schemas"]["ZsetRemoveResponse"]["removed"];
+            cardinality: components["schemas"]["ZsetRemoveResponse"]["cardinality"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        /** @description Like `GET /store/zset/{key}/cardinality`. Result: `ZsetBatchCardinalityResult`. */
+        ZsetBatchCardinality: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "cardinality";
+            key: components["schemas"]["Key"];
+            min?: components["schemas"]["BatchScoreBound"];
+            max?: components["schemas"]["BatchScoreBound"];
+        };
+        /** @description Result of a successful `cardinality` item: the fields of `ZsetCardinalityResponse` plus `type` and `success`. */
+        ZsetBatchCardinalityResult: {
+            /** @constant */
+            type: "cardinality";
+            success: components["schemas"]["Success"];
+            cardinality: components["schemas"]["ZsetCardinalityResponse"]["cardinality"];
+        };
+        /** @description Like `POST /store/zset/{key}/pop`. Result: `ZsetBatchPopResult`. */
+        ZsetBatchPop: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pop";
+            key: components["schemas"]["Key"];
+            end?: components["schemas"]["ZsetPopEnd"];
+            count?: components["schemas"]["ZsetPopCount"];
+            if_match?: components["schemas"]["BatchIfMatch"];
+        };
+        /** @description Result of a successful `pop` item: the fields of `ZsetPopResponse` plus `type` and `success`. */
+        ZsetBatchPopResult: {
+            /** @constant */
+            type: "pop";
+            success: components["schemas"]["Success"];
+            members: components["schemas"]["ZsetPopResponse"]["members"];
+            etag?: components["schemas"]["BatchEtag"];
+        };
+        ZsetBatchRequest: {
+            /** @description 1..1,000 sorted set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
+            operations: components["schemas"]["ZsetBatchOperation"][];
+            atomic?: components["schemas"]["BatchAtomic"];
+        };
+        /** @description One sorted set batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
+        ZsetBatchOperation: components["schemas"]["ZsetBatchAdd"] | components["schemas"]["ZsetBatchGet"] | components["schemas"]["ZsetBatchRange"] | components["schemas"]["ZsetBatchScore"] | components["schemas"]["ZsetBatchSetMember"] | components["schemas"]["ZsetBatchIncr"] | components["schemas"]["BatchRemoveMember"] | components["schemas"]["ZsetBatchRemove"] | components["schemas"]["ZsetBatchCardinality"] | components["schemas"]["ZsetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
+        /** @description One result per operation, in request order: the success shape of its type, or `BatchItemFailure`. */
+        ZsetBatchResult: components["schemas"]["ZsetBatchAddResult"] | components["schemas"]["ZsetBatchGetResult"] | components["schemas"]["ZsetBatchRangeResult"] | components["schemas"]["ZsetBatchScoreResult"] | components["schemas"]["ZsetBatchSetMemberResult"] | components["schemas"]["ZsetBatchIncrResult"] | components["schemas"]["BatchRemoveMemberResult"] | components["schemas"]["ZsetBatchRemoveResult"] | components["schemas"]["ZsetBatchCardinalityResult"] | components["schemas"]["ZsetBatchPopResult"] | components["schemas"]["BatchDeleteResult"] | components["schemas"]["BatchExistsResult"] | components["schemas"]["BatchTtlResult"] | components["schemas"]["BatchExpireResult"] | components["schemas"]["BatchPersistResult"] | components["schemas"]["BatchItemFailure"];
+        /** @description Answer of the sorted set batch endpoint. */
+        ZsetBatchResponse: {
+            /** @description One entry per operation, in request order. */
+            results: components["schemas"]["ZsetBatchResult"][];
+            /** @description `true` when the whole batch ran as one atomic script call (standalone Redis, Sentinel, or Cluster with every key in one hash slot); `false` on Redis Cluster when the keys span several hash slots (each slot is then atomic on its own). */
+            atomic: boolean;
+        };
     };
     responses: {
         /** @description Not modified: `If-None-Match` lists the key's current ETag (or is `*` and the key exists); the client's copy is current. No body. */
@@ -3661,75 +3612,6 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The command's result (`upstash-sync-token` changes after each write: read-your-writes). */
-        UpstashResult: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "result": "OK"
-                 *     }
-                 */
-                "application/json": components["schemas"]["UpstashResult"];
-            };
-        };
-        /** @description One `{result}` or `{error}` per command, in order. */
-        UpstashResults: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example [
-                 *       {
-                 *         "result": 1
-                 *       },
-                 *       {
-                 *         "error": "WRONGTYPE Operation against a key holding the wrong kind of value"
-                 *       }
-                 *     ]
-                 */
-                "application/json": components["schemas"]["UpstashItem"][];
-            };
-        };
-        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key). */
-        UpstashError: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": "ERR wrong number of arguments for 'get' command"
-                 *     }
-                 */
-                "application/json": components["schemas"]["UpstashError"];
-            };
-        };
-        /** @description `429` over the rate limit, `503` Redis unavailable or every waiting connection in use: retry after `Retry-After` seconds. */
-        UpstashRetry: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": "The data store is unavailable; retry shortly"
-                 *     }
-                 */
-                "application/json": components["schemas"]["UpstashError"];
             };
         };
         /** @description The HTTP parser or the size check refused the request before any route was chosen (this can happen on any path): `400 invalid_request` (malformed request line or headers), `408 request_timeout`, `413 payload_too_large` or `431 headers_too_large`. The usual JSON error body, with `Connection: close`; counted under the endpoint `unknown`. */
@@ -3805,26 +3687,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The answer would be too large: a whole read of a hash or set of more than 1,000 elements (read it in pages with `cursor` / `limit`), or a request whose reads go past the reply budget (`SVC_MAX_REPLY_ELEMENTS` elements, `SVC_MAX_REPLY_BYTES` bytes, checked in Redis before the data is read). Nothing was changed. */
-        ReplyTooLarge: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description `payload_too_large`: a value or the body is too large (see `PayloadTooLarge`), nothing was changed. `reply_too_large`: the reads of the request (its items' whole reads, the sets of the algebra) would go past the reply budget (`SVC_MAX_REPLY_ELEMENTS` elements, `SVC_MAX_REPLY_BYTES` bytes); checked in Redis before anything runs, so nothing was changed (an item that still exceeds it while running fails alone with `reply_too_large`). */
-        BodyOrReplyTooLarge: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description A value is larger than 1 MiB (`SVC_MAX_VALUE_BYTES`) or the body is larger than 10 MiB (`SVC_MAX_BODY_BYTES`); nothing was changed. A body over the limit is not read to its end (a `Content-Length` over it is refused at once, a chunked body as soon as it crosses it), and the answer carries `Connection: close`. */
         PayloadTooLarge: {
             headers: {
@@ -3869,48 +3731,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The change feed is off (`SVC_CHANGES_ENABLED=false`): `unknown_endpoint`. */
-        FeedOff: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": "unknown_endpoint",
-                 *       "message": "The change feed is off on this service (SVC_CHANGES_ENABLED=false)",
-                 *       "status": 404,
-                 *       "timestamp": "2025-01-15T10:30:00.000Z",
-                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description `changes_reset`: the resume point is older than the feed's retention. `details.next` (with `SVC_ERROR_DETAILS`) is where to follow from after re-reading your keys; without details, follow from now (no `since`). */
-        ChangesReset: {
-            headers: {
-                "X-Request-ID": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": "changes_reset",
-                 *       "message": "Events after '1763830000000-0' are no longer kept (SVC_CHANGES_MAXLEN, or the data was flushed outside the service): re-read the keys you follow, then follow the feed from now on",
-                 *       "status": 410,
-                 *       "timestamp": "2025-01-15T10:30:00.000Z",
-                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60",
-                 *       "details": {
-                 *         "since": "1763830000000-0",
-                 *         "next": "1763830999000-0"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Redis is unreachable, did not answer within SVC_REDIS_COMMAND_TIMEOUT_MS, is failing over (a Sentinel failover under way, a demoted primary answering READONLY, a Cluster master lost, LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, MOVED/ASK that could not be followed), or, with SVC_REDIS_WAIT_REPLICAS > 0, the replicas did not confirm a write within SVC_REDIS_WAIT_TIMEOUT_MS. The service answers quickly and recovers by itself. On a write a 503 means the outcome is unknown: the write may have been applied; retry it if it is idempotent. See the README's "Failure modes". */
         ServiceUnavailable: {
             headers: {
@@ -3922,11 +3742,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /**
-         * @description The request is invalid; nothing was changed. Possible `error` values:
-         *
-         *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-         */
+        /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
         InvalidKey: {
             headers: {
                 [name: string]: unknown;
@@ -3940,23 +3756,8 @@ export interface components {
             };
             content?: never;
         };
-        /**
-         * @description Possible `error` values:
-         *
-         *     - `not_found`: the key does not exist (never written, expired or deleted); the message names the key.
-         */
+        /** @description `not_found`: the key does not exist (never written, expired or deleted). */
         KeyNotFound: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
-        /**
-         * @description Nothing was changed. Possible `error` values:
-         *
-         *     - `wrong_type`: the key holds another type than a string (a value written by another Redis client, for example); the message names the key and its actual type.
-         */
-        StringWrongType: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4049,14 +3850,7 @@ export interface components {
                 "application/json": components["schemas"]["ExpireResponse"];
             };
         };
-        /**
-         * @description The request is invalid; nothing was changed. Possible `error` values:
-         *
-         *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-         *     - `invalid_ttl`: `ttl` is missing or is not an integer in 1..2147483647 (`0`, `-5`, `1.5`, `"10"` and `2147483648` are all refused).
-         *     - `invalid_value`: the body is not well-formed JSON.
-         *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-         */
+        /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_ttl`, `invalid_value` or `invalid_request`. */
         InvalidExpire: {
             headers: {
                 [name: string]: unknown;
@@ -4070,58 +3864,7 @@ export interface components {
             };
             content?: never;
         };
-        /**
-         * @description Nothing was changed. Possible `error` values:
-         *
-         *     - `wrong_type`: the key holds another type than a hash (a value written by another Redis client, for example); the message names the key and its actual type.
-         */
-        HashWrongType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
-        /**
-         * @description Nothing was changed. Possible `error` values:
-         *
-         *     - `wrong_type`: the key holds another type than a set (a value written by another Redis client, for example); the message names the key and its actual type.
-         */
-        SetWrongType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
-        /**
-         * @description Nothing was changed. Possible `error` values:
-         *
-         *     - `wrong_type`: the key holds another type than a sorted set (a value written by another Redis client, for example); the message names the key and its actual type.
-         */
-        ZsetWrongType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
-        /**
-         * @description Nothing was changed. Possible `error` values:
-         *
-         *     - `wrong_type`: the key holds another type than a list (a value written by another Redis client, for example); the message names the key and its actual type.
-         */
-        ListWrongType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
-        /**
-         * @description The request is invalid; nothing was changed. Possible `error` values:
-         *
-         *     - `invalid_request`: `keys` is missing, is not an array, is empty, or has more than 100 items.
-         *     - `invalid_key`: an item of `keys` breaks the key rule (schema `Key`).
-         *     - `invalid_value`: the body is not well-formed JSON.
-         *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-         */
+        /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key` or `invalid_value`. */
         InvalidSetAlgebra: {
             headers: {
                 [name: string]: unknown;
@@ -4135,16 +3878,25 @@ export interface components {
             };
             content?: never;
         };
-        /**
-         * @description Nothing was changed. Possible `error` values:
-         *
-         *     - `wrong_type`: one of the listed keys holds another type than a set; the message names it and its actual type.
-         */
-        SetAlgebraWrongType: {
+        /** @description The answer would be too large: a whole read of a hash or set of more than 1,000 elements (read it in pages with `cursor` / `limit`), or a request whose reads go past the reply budget (`SVC_MAX_REPLY_ELEMENTS` elements, `SVC_MAX_REPLY_BYTES` bytes, checked in Redis before the data is read). Nothing was changed. */
+        ReplyTooLarge: {
             headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
-            content?: never;
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `payload_too_large`: a value or the body is too large (see `PayloadTooLarge`), nothing was changed. `reply_too_large`: the reads of the request (its items' whole reads, the sets of the algebra) would go past the reply budget (`SVC_MAX_REPLY_ELEMENTS` elements, `SVC_MAX_REPLY_BYTES` bytes); checked in Redis before anything runs, so nothing was changed (an item that still exceeds it while running fails alone with `reply_too_large`). */
+        BodyOrReplyTooLarge: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
         };
         /** @description The counter existed and was incremented. */
         Incremented: {
@@ -4181,6 +3933,32 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["CounterResponse"];
+            };
+        };
+        /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_field`, `invalid_value`, `invalid_ttl` or `invalid_request`. */
+        InvalidIncr: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The stored value is not a number that this increment can change (`abc`, or `1.5` with an integer `by`), or the result would leave the range Redis keeps (a 64-bit signed integer for an integer counter, a finite number for a fractional one); nothing was changed. */
+        NotANumber: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "not_a_number",
+                 *       "message": "Key 'greeting' cannot be incremented: it does not hold a number",
+                 *       "status": 422,
+                 *       "timestamp": "2025-01-15T10:30:00.000Z",
+                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The field existed and was incremented. */
@@ -4229,23 +4007,15 @@ export interface components {
                 "application/json": components["schemas"]["FieldCounterResponse"];
             };
         };
-        /**
-         * @description The request is invalid; nothing was changed. Possible `error` values:
-         *
-         *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-         *     - `invalid_field`: the field name in the path is empty or longer than 1024 characters (hash field counters).
-         *     - `invalid_value`: `by` is not a JSON number, or is beyond ±9007199254740991 (schema `CounterStep`); or the body is not well-formed JSON.
-         *     - `invalid_ttl`: `ttl` is present but is not an integer in 1..2147483647.
-         *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-         */
-        InvalidIncr: {
+        /** @description `wrong_type`: one of the keys holds another type than a set. */
+        SetAlgebraWrongType: {
             headers: {
                 [name: string]: unknown;
             };
             content?: never;
         };
-        /** @description The stored value is not a number that this increment can change (`abc`, or `1.5` with an integer `by`), or the result would leave the range Redis keeps (a 64-bit signed integer for an integer counter, a finite number for a fractional one); nothing was changed. */
-        NotANumber: {
+        /** @description The change feed is off (`SVC_CHANGES_ENABLED=false`): `unknown_endpoint`. */
+        FeedOff: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -4253,11 +4023,34 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "error": "not_a_number",
-                 *       "message": "Key 'greeting' cannot be incremented: it does not hold a number",
-                 *       "status": 422,
+                 *       "error": "unknown_endpoint",
+                 *       "message": "The change feed is off on this service (SVC_CHANGES_ENABLED=false)",
+                 *       "status": 404,
                  *       "timestamp": "2025-01-15T10:30:00.000Z",
                  *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `changes_reset`: the resume point is older than the feed's retention. `details.next` (with `SVC_ERROR_DETAILS`) is where to follow from after re-reading your keys; without details, follow from now (no `since`). */
+        ChangesReset: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "changes_reset",
+                 *       "message": "Events after '1763830000000-0' are no longer kept (SVC_CHANGES_MAXLEN, or the data was flushed outside the service): re-read the keys you follow, then follow the feed from now on",
+                 *       "status": 410,
+                 *       "timestamp": "2025-01-15T10:30:00.000Z",
+                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60",
+                 *       "details": {
+                 *         "since": "1763830000000-0",
+                 *         "next": "1763830999000-0"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -4270,15 +4063,142 @@ export interface components {
             };
             content?: never;
         };
+        /** @description The command's result (`upstash-sync-token` changes after each write: read-your-writes). */
+        UpstashResult: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "result": "OK"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpstashResult"];
+            };
+        };
+        /** @description One `{result}` or `{error}` per command, in order. */
+        UpstashResults: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "result": 1
+                 *       },
+                 *       {
+                 *         "error": "WRONGTYPE Operation against a key holding the wrong kind of value"
+                 *       }
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashItem"][];
+            };
+        };
+        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key). */
+        UpstashError: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "upstash-sync-token": components["headers"]["UpstashSyncToken"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "ERR wrong number of arguments for 'get' command"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpstashError"];
+            };
+        };
+        /** @description `429` over the rate limit, `503` Redis unavailable or every waiting connection in use: retry after `Retry-After` seconds. */
+        UpstashRetry: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The data store is unavailable; retry shortly"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpstashError"];
+            };
+        };
+        /** @description `wrong_type`: the key holds another type than a string; nothing was changed. */
+        StringWrongType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `wrong_type`: the key holds another type than a hash; nothing was changed. */
+        HashWrongType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `wrong_type`: the key holds another type than a set; nothing was changed. */
+        SetWrongType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `wrong_type`: the key holds another type than a list; nothing was changed. */
+        ListWrongType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `wrong_type`: the key holds another type than a sorted set; nothing was changed. */
+        ZsetWrongType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
     };
     parameters: {
-        /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
-        UpstashEncoding: "base64";
         /**
          * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
          * @example user:42
          */
         Key: components["schemas"]["Key"];
+        /**
+         * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
+         * @example *
+         */
+        IfNoneMatch: "*";
+        /**
+         * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
+         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+         */
+        IfNoneMatchRead: string;
+        /**
+         * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+         */
+        IfMatch: string;
+        /**
+         * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
+         * @example WyIxNzkyIiwiMCJd
+         */
+        PageCursor: string;
+        /**
+         * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
+         * @example 1000
+         */
+        PageLimit: number;
         /**
          * @description A hash field name, URL-encoded: non-empty, at most 1024 characters (longer names can be used through a body).
          * @example email
@@ -4290,25 +4210,20 @@ export interface components {
          */
         Member: components["schemas"]["MemberName"];
         /**
-         * @description Resume after this point: an `id` or `next` the feed gave (a bare millisecond count means `<ms>-0`). On Redis Cluster the resume point is an opaque cursor (one position per master's stream: the SSE `id:`, a WebSocket change's `cursor`, a page's `next`), not an event's `id`. None: from now.
-         * @example 1763830000123-0
+         * @description Index of the first item of the page (`0` the head, `-1` the last item); default 0.
+         * @example 0
          */
-        ChangesSince: string;
+        ListStart: number;
         /**
-         * @description Long-poll: seconds to wait for the first event when there is none yet, 0 to 60; default 0 (answer at once).
-         * @example 30
+         * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
+         * @example 99
          */
-        ChangesWait: number;
+        ListStop: number;
         /**
-         * @description Long-poll: events a page holds at most, 1 to 1000; default 100.
-         * @example 100
+         * @description An index into the list: `0` is the head, `1` the next item, `-1` the last item, `-2` the one before it.
+         * @example 0
          */
-        ChangesLimit: number;
-        /**
-         * @description What EventSource sends when it reconnects: the `id` of the last event received (on Redis Cluster an opaque cursor). It wins over `since` (EventSource reconnects to the same URL, its original `since` included).
-         * @example 1763830000123-0
-         */
-        LastEventId: string;
+        ListIndex: string;
         /**
          * @description A sorted set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
          * @example alice
@@ -4340,21 +4255,6 @@ export interface components {
          */
         ScoreMax: components["schemas"]["ScoreBound"];
         /**
-         * @description Index of the first item of the page (`0` the head, `-1` the last item); default 0.
-         * @example 0
-         */
-        ListStart: number;
-        /**
-         * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
-         * @example 99
-         */
-        ListStop: number;
-        /**
-         * @description An index into the list: `0` is the head, `1` the next item, `-1` the last item, `-2` the one before it.
-         * @example 0
-         */
-        ListIndex: string;
-        /**
          * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
          * @example user:
          */
@@ -4367,37 +4267,39 @@ export interface components {
         /** @description The `cursor` of the previous page, unchanged; none (or empty) starts a walk. Anything else is `400 invalid_request`. */
         Cursor: string;
         /**
-         * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
-         * @example WyIxNzkyIiwiMCJd
-         */
-        PageCursor: string;
-        /**
-         * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
-         * @example 1000
-         */
-        PageLimit: number;
-        /**
          * @description The most keys a page holds: a whole number from 1 to 1000; default 100.
          * @example 100
          */
         Limit: number;
         /**
-         * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
-         * @example *
+         * @description Resume after this point: an `id` or `next` the feed gave (a bare millisecond count means `<ms>-0`). On Redis Cluster the resume point is an opaque cursor (one position per master's stream: the SSE `id:`, a WebSocket change's `cursor`, a page's `next`), not an event's `id`. None: from now.
+         * @example 1763830000123-0
          */
-        IfNoneMatch: "*";
+        ChangesSince: string;
         /**
-         * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
-         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+         * @description Long-poll: seconds to wait for the first event when there is none yet, 0 to 60; default 0 (answer at once).
+         * @example 30
          */
-        IfNoneMatchRead: string;
+        ChangesWait: number;
         /**
-         * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-         * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+         * @description Long-poll: events a page holds at most, 1 to 1000; default 100.
+         * @example 100
          */
-        IfMatch: string;
+        ChangesLimit: number;
+        /**
+         * @description What EventSource sends when it reconnects: the `id` of the last event received (on Redis Cluster an opaque cursor). It wins over `since` (EventSource reconnects to the same URL, its original `since` included).
+         * @example 1763830000123-0
+         */
+        LastEventId: string;
+        /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+        UpstashEncoding: "base64";
     };
     requestBodies: {
+        Expire: {
+            content: {
+                "application/json": components["schemas"]["ExpireRequest"];
+            };
+        };
         /** @description Optional; without a body (or with `{}`) the counter goes up by 1. */
         Incr: {
             content: {
@@ -4409,18 +4311,8 @@ export interface components {
                 "application/json": components["schemas"]["SetAlgebraRequest"];
             };
         };
-        Expire: {
-            content: {
-                "application/json": components["schemas"]["ExpireRequest"];
-            };
-        };
     };
     headers: {
-        /**
-         * @description Changes after each write through this instance's /upstash endpoint; @upstash/redis sends it back (read-your-writes). Every read here goes to the primary, so it is informational.
-         * @example 3f2a9c1b-42
-         */
-        UpstashSyncToken: string;
         /**
          * @description The key's strong entity-tag: a digest of its content (the value, fields, members or elements; not its TTL) that changes whenever the content changes. Sent by every whole-key read (`GET`/`HEAD .../{key}`, also with `304`), by a write that carries `If-Match` or `If-None-Match` (the ETag after the write; none when the key no longer exists), and with `412 precondition_failed` (the current one). Send it back in `If-Match` (safe read-modify-write) or `If-None-Match` (a `304` when unchanged).
          * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4456,6 +4348,11 @@ export interface components {
          * @example Bearer realm="store", error="invalid_token"
          */
         WWWAuthenticate: string;
+        /**
+         * @description Changes after each write through this instance's /upstash endpoint; @upstash/redis sends it back (read-your-writes). Every read here goes to the primary, so it is informational.
+         * @example 3f2a9c1b-42
+         */
+        UpstashSyncToken: string;
     };
     pathItems: never;
 }
@@ -4490,186 +4387,6 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceIndex"];
                 };
             };
-            "4XX": components["responses"]["RequestRejected"];
-        };
-    };
-    upstashCommand: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
-                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example [
-                 *       "SET",
-                 *       "greeting",
-                 *       "hello",
-                 *       "EX",
-                 *       100
-                 *     ]
-                 */
-                "application/json": components["schemas"]["UpstashCommand"];
-            };
-        };
-        responses: {
-            200: components["responses"]["UpstashResult"];
-            400: components["responses"]["UpstashError"];
-            401: components["responses"]["UpstashError"];
-            403: components["responses"]["UpstashError"];
-            429: components["responses"]["UpstashRetry"];
-            503: components["responses"]["UpstashRetry"];
-            "4XX": components["responses"]["RequestRejected"];
-        };
-    };
-    upstashPipeline: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
-                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example [
-                 *       [
-                 *         "INCR",
-                 *         "visits"
-                 *       ],
-                 *       [
-                 *         "GET",
-                 *         "greeting"
-                 *       ]
-                 *     ]
-                 */
-                "application/json": components["schemas"]["UpstashCommands"];
-            };
-        };
-        responses: {
-            200: components["responses"]["UpstashResults"];
-            400: components["responses"]["UpstashError"];
-            401: components["responses"]["UpstashError"];
-            403: components["responses"]["UpstashError"];
-            429: components["responses"]["UpstashRetry"];
-            503: components["responses"]["UpstashRetry"];
-            "4XX": components["responses"]["RequestRejected"];
-        };
-    };
-    upstashTransaction: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
-                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example [
-                 *       [
-                 *         "SET",
-                 *         "counter",
-                 *         "1"
-                 *       ],
-                 *       [
-                 *         "INCR",
-                 *         "counter"
-                 *       ]
-                 *     ]
-                 */
-                "application/json": components["schemas"]["UpstashCommands"];
-            };
-        };
-        responses: {
-            200: components["responses"]["UpstashResults"];
-            400: components["responses"]["UpstashError"];
-            401: components["responses"]["UpstashError"];
-            403: components["responses"]["UpstashError"];
-            429: components["responses"]["UpstashRetry"];
-            503: components["responses"]["UpstashRetry"];
-            "4XX": components["responses"]["RequestRejected"];
-        };
-    };
-    upstashPathCommand: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
-                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
-            };
-            path: {
-                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The command's result, or the event stream of a subscription. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpstashResult"];
-                    "text/event-stream": string;
-                };
-            };
-            400: components["responses"]["UpstashError"];
-            401: components["responses"]["UpstashError"];
-            403: components["responses"]["UpstashError"];
-            429: components["responses"]["UpstashRetry"];
-            503: components["responses"]["UpstashRetry"];
-            "4XX": components["responses"]["RequestRejected"];
-        };
-    };
-    upstashPathCommandWithBody: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
-                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
-            };
-            path: {
-                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
-                path: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                /** @example hello */
-                "text/plain": string;
-            };
-        };
-        responses: {
-            /** @description The command's result, or the event stream of a subscription. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpstashResult"];
-                    "text/event-stream": string;
-                };
-            };
-            400: components["responses"]["UpstashError"];
-            401: components["responses"]["UpstashError"];
-            403: components["responses"]["UpstashError"];
-            429: components["responses"]["UpstashRetry"];
-            503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
         };
     };
@@ -4789,25 +4506,11 @@ export interface operations {
                     "application/json": components["schemas"]["StringWriteResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_value`: `value` is missing or is not a JSON string (numbers, booleans, objects and `null` are refused; the empty string is allowed).
-             *     - `invalid_value`: the body is not well-formed JSON.
-             *     - `invalid_ttl`: `ttl` is present but is not an integer in 1..2147483647 (`0`, `-5`, `1.5`, `"10"` and `2147483648` are all refused).
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             *     - `invalid_request`: `If-None-Match` is sent with a value other than `*`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a string (a value written by another Redis client, for example); the message names the key and its actual type.
-             *     - `key_exists`: `If-None-Match: *` was sent and the key already exists (whatever its type).
-             */
+            /** @description Nothing was changed. `error`: `wrong_type` or `key_exists`. */
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4844,6 +4547,42 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    incrString: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["Incr"];
+        responses: {
+            200: components["responses"]["Incremented"];
+            201: components["responses"]["IncrementCreated"];
+            400: components["responses"]["InvalidIncr"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["StringWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["NotANumber"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4968,42 +4707,6 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    incrString: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: components["requestBodies"]["Incr"];
-        responses: {
-            200: components["responses"]["Incremented"];
-            201: components["responses"]["IncrementCreated"];
-            400: components["responses"]["InvalidIncr"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            409: components["responses"]["StringWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["NotANumber"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
     stringBatch: {
         parameters: {
             query?: never;
@@ -5067,14 +4770,7 @@ export interface operations {
                     "application/json": components["schemas"]["StringBatchResponse"];
                 };
             };
-            /**
-             * @description Any problem with any item makes the whole batch fail before anything reaches Redis; nothing is executed. The `error` is the usual type of what is wrong, the message names the item's index (`operations[3]: ...`) and `details.index` holds it.
-             *
-             *     - `invalid_request`: the body is not an object, has a property other than `operations`, `operations` is missing, is not an array, is empty or has more than 1,000 items (`SVC_BATCH_MAX_OPERATIONS`); an item is not an object, has no `type` or one that is not a key of the `discriminator.mapping` of `StringBatchOperation`, or has a property its type does not take.
-             *     - `invalid_key`: an item's `key` is missing or invalid.
-             *     - `invalid_value`: malformed JSON, a `set` item whose `value` is missing or not a string, or an `incr` item whose `by` is not a number within ±9007199254740991.
-             *     - `invalid_ttl`: an item's `ttl` is not an integer in 1..2147483647 (or is missing on an `expire` item).
-             */
+            /** @description One bad item fails the whole batch before anything reaches Redis (its index in the message and in `details.index`); nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
@@ -5144,7 +4840,8 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -5227,27 +4924,11 @@ export interface operations {
                     "application/json": components["schemas"]["HashWriteResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_value`: `fields` is missing, is not an object, is empty, has more than 10,000 entries, or one of its values is not a JSON string.
-             *     - `invalid_field`: a field name in `fields` is empty or longer than 65,536 characters.
-             *     - `invalid_value`: the body is not well-formed JSON.
-             *     - `invalid_ttl`: `ttl` is present but is not an integer in 1..2147483647 (`0`, `-5`, `1.5`, `"10"` and `2147483648` are all refused).
-             *     - `invalid_request`: `mode` is neither `merge` nor `replace`.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             *     - `invalid_request`: `If-None-Match` is sent with a value other than `*`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_field`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a hash (a value written by another Redis client, for example); the message names the key and its actual type.
-             *     - `key_exists`: `If-None-Match: *` was sent and the key already exists (whatever its type).
-             */
+            /** @description Nothing was changed. `error`: `wrong_type` or `key_exists`. */
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5328,20 +5009,11 @@ export interface operations {
                     "application/json": components["schemas"]["FieldResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_field`: the field name in the path is empty or longer than 1024 characters.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_field`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
-            /**
-             * @description Possible `error` values:
-             *
-             *     - `field_not_found`: the hash has no such field, or the hash does not exist; the message names the field and the key.
-             */
+            /** @description Nothing was changed. `error`: `field_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
             429: components["responses"]["TooManyRequests"];
@@ -5426,25 +5098,11 @@ export interface operations {
                     "application/json": components["schemas"]["FieldWriteResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_field`: the field name in the path is empty or longer than 1024 characters.
-             *     - `invalid_value`: `value` is missing or is not a JSON string (numbers, booleans, objects and `null` are refused; the empty string is allowed).
-             *     - `invalid_value`: the body is not well-formed JSON.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             *     - `invalid_request`: `If-None-Match` is sent with a value other than `*`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_field`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a hash (a value written by another Redis client, for example); the message names the key and its actual type.
-             *     - `field_exists`: `If-None-Match: *` was sent and the hash already has this field.
-             */
+            /** @description Nothing was changed. `error`: `wrong_type` or `field_exists`. */
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5494,21 +5152,11 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_field`: the field name in the path is empty or longer than 1024 characters.
-             *     - `invalid_request`: `If-Match` is neither `*` nor a list of entity-tags.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_field`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Possible `error` values:
-             *
-             *     - `field_not_found`: `If-Match: *` was sent and the field (or the whole hash) does not exist.
-             */
+            /** @description Nothing was changed. `error`: `field_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
@@ -5553,31 +5201,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["NotANumber"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    hashExists: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Exists"];
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            409: components["responses"]["HashWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5631,7 +5254,8 @@ export interface operations {
                     "application/json": components["schemas"]["HashKeysResponse"];
                 };
             };
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -5690,12 +5314,38 @@ export interface operations {
                     "application/json": components["schemas"]["HashValuesResponse"];
                 };
             };
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    hashExists: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Exists"];
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            409: components["responses"]["HashWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5865,530 +5515,13 @@ export interface operations {
                     "application/json": components["schemas"]["HashBatchResponse"];
                 };
             };
-            /**
-             * @description Any problem with any item makes the whole batch fail before anything reaches Redis; nothing is executed. The `error` is the usual type of what is wrong, the message names the item's index (`operations[3]: ...`) and `details.index` holds it.
-             *
-             *     - `invalid_request`: the body is not an object, has a property other than `operations`, `operations` is missing, is not an array, is empty or has more than 1,000 items (`SVC_BATCH_MAX_OPERATIONS`); an item is not an object, has no `type` or one that is not a key of the `discriminator.mapping` of `HashBatchOperation`, or has a property its type does not take; `mode` is neither `merge` nor `replace`.
-             *     - `invalid_key`: an item's `key` is missing or invalid.
-             *     - `invalid_value`: malformed JSON, a `set` item whose `fields` is missing, empty, too large or has a non-string value, a `setField` item whose `value` is missing or not a string, or an `incr` item whose `by` is not a number within ±9007199254740991.
-             *     - `invalid_field`: a field name (in `fields` or `field`) is missing, empty or longer than 65,536 characters.
-             *     - `invalid_ttl`: an item's `ttl` is not an integer in 1..2147483647 (or is missing on an `expire` item).
-             */
+            /** @description One bad item fails the whole batch before anything reaches Redis (its index in the message and in `details.index`); nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_field`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getSet: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
-                 * @example WyIxNzkyIiwiMCJd
-                 */
-                cursor?: components["parameters"]["PageCursor"];
-                /**
-                 * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
-                 * @example 1000
-                 */
-                limit?: components["parameters"]["PageLimit"];
-            };
-            header?: {
-                /**
-                 * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-None-Match"?: components["parameters"]["IfNoneMatchRead"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The set. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "members": [
-                     *         "admin",
-                     *         "editor",
-                     *         "viewer"
-                     *       ],
-                     *       "cardinality": 3,
-                     *       "ttl": -1
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SetResponse"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["SetWrongType"];
-            413: components["responses"]["ReplyTooLarge"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    addSet: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
-                 * @example *
-                 */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SetWriteRequest"];
-            };
-        };
-        responses: {
-            /** @description The existing set was updated. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "key": "roles:42",
-                     *       "members_count": 3,
-                     *       "added": 1
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SetWriteResponse"];
-                };
-            };
-            /** @description The set was created. */
-            201: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "key": "roles:42",
-                     *       "members_count": 2,
-                     *       "added": 2
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SetWriteResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_value`: `members` is missing, is not an array, is empty, or has more than 10,000 items.
-             *     - `invalid_member`: an item of `members` is not a string, is empty, or is longer than 65,536 characters.
-             *     - `invalid_value`: the body is not well-formed JSON.
-             *     - `invalid_ttl`: `ttl` is present but is not an integer in 1..2147483647 (`0`, `-5`, `1.5`, `"10"` and `2147483648` are all refused).
-             *     - `invalid_request`: `mode` is neither `merge` nor `replace`.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             *     - `invalid_request`: `If-None-Match` is sent with a value other than `*`.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a set (a value written by another Redis client, for example); the message names the key and its actual type.
-             *     - `key_exists`: `If-None-Match: *` was sent and the key already exists (whatever its type).
-             */
-            409: components["responses"]["Conflict"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    deleteSet: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Deleted"];
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            409: components["responses"]["SetWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    addSetMember: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
-                 * @example *
-                 */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-                /**
-                 * @description A set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
-                 * @example admin
-                 */
-                member: components["parameters"]["Member"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The member was already in the set. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "member": "admin",
-                     *       "added": false
-                     *     }
-                     */
-                    "application/json": components["schemas"]["MemberAddResponse"];
-                };
-            };
-            /** @description The member was added. */
-            201: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "member": "admin",
-                     *       "added": true
-                     *     }
-                     */
-                    "application/json": components["schemas"]["MemberAddResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_member`: the member in the path is empty or longer than 1024 characters.
-             *     - `invalid_request`: `If-None-Match` is sent with a value other than `*`.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a set (a value written by another Redis client, for example); the message names the key and its actual type.
-             *     - `duplicate_member`: `If-None-Match: *` was sent and the member is already in the set.
-             */
-            409: components["responses"]["Conflict"];
-            412: components["responses"]["PreconditionFailed"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    removeSetMember: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-                /**
-                 * @description A set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
-                 * @example admin
-                 */
-                member: components["parameters"]["Member"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Removed, or nothing to remove. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MemberRemoveResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_member`: the member in the path is empty or longer than 1024 characters.
-             *     - `invalid_request`: `If-Match` is neither `*` nor a list of entity-tags.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Possible `error` values:
-             *
-             *     - `member_not_found`: `If-Match: *` was sent and the member is not in the set (or the set does not exist).
-             */
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["SetWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    setMemberExists: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-                /**
-                 * @description A set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
-                 * @example admin
-                 */
-                member: components["parameters"]["Member"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Whether the member is in the set. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ExistsResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_member`: the member in the path is empty or longer than 1024 characters.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            409: components["responses"]["SetWrongType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getSetCardinality: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The number of members. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "cardinality": 3
-                     *     }
-                     */
-                    "application/json": components["schemas"]["CardinalityResponse"];
-                };
-            };
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["SetWrongType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    popSet: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The member removed. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "member": "editor"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PopResponse"];
-                };
-            };
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["SetWrongType"];
-            412: components["responses"]["PreconditionFailed"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6514,6 +5647,474 @@ export interface operations {
             403: components["responses"]["ForbiddenSetAlgebra"];
             409: components["responses"]["SetAlgebraWrongType"];
             413: components["responses"]["BodyOrReplyTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSet: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
+                 * @example WyIxNzkyIiwiMCJd
+                 */
+                cursor?: components["parameters"]["PageCursor"];
+                /**
+                 * @description Reads one page (see `cursor`) of at most this many fields or members: 1 to 1000, default 1000 (a page also stops at `SVC_MAX_REPLY_BYTES` of data). A page may hold fewer (even none) while `complete` is `false`.
+                 * @example 1000
+                 */
+                limit?: components["parameters"]["PageLimit"];
+            };
+            header?: {
+                /**
+                 * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatchRead"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The set. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "members": [
+                     *         "admin",
+                     *         "editor",
+                     *         "viewer"
+                     *       ],
+                     *       "cardinality": 3,
+                     *       "ttl": -1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SetResponse"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["SetWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addSet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
+                 * @example *
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetWriteRequest"];
+            };
+        };
+        responses: {
+            /** @description The existing set was updated. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "key": "roles:42",
+                     *       "members_count": 3,
+                     *       "added": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SetWriteResponse"];
+                };
+            };
+            /** @description The set was created. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "key": "roles:42",
+                     *       "members_count": 2,
+                     *       "added": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SetWriteResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_member`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description Nothing was changed. `error`: `wrong_type` or `key_exists`. */
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["SetWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addSetMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
+                 * @example *
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+                /**
+                 * @description A set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
+                 * @example admin
+                 */
+                member: components["parameters"]["Member"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member was already in the set. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "member": "admin",
+                     *       "added": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberAddResponse"];
+                };
+            };
+            /** @description The member was added. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "member": "admin",
+                     *       "added": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemberAddResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_member`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description Nothing was changed. `error`: `wrong_type` or `duplicate_member`. */
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeSetMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+                /**
+                 * @description A set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
+                 * @example admin
+                 */
+                member: components["parameters"]["Member"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed, or nothing to remove. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRemoveResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_member`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description Nothing was changed. `error`: `member_not_found`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["SetWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setMemberExists: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+                /**
+                 * @description A set member, URL-encoded: non-empty, at most 1024 characters (longer members can be used through a body).
+                 * @example admin
+                 */
+                member: components["parameters"]["Member"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the member is in the set. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExistsResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_member`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            409: components["responses"]["SetWrongType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSetCardinality: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of members. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "cardinality": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CardinalityResponse"];
+                };
+            };
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["SetWrongType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    popSet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member removed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "member": "editor"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PopResponse"];
+                };
+            };
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["SetWrongType"];
+            412: components["responses"]["PreconditionFailed"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6685,15 +6286,735 @@ export interface operations {
                     "application/json": components["schemas"]["SetBatchResponse"];
                 };
             };
-            /**
-             * @description Any problem with any item makes the whole batch fail before anything reaches Redis; nothing is executed. The `error` is the usual type of what is wrong, the message names the item's index (`operations[3]: ...`) and `details.index` holds it.
-             *
-             *     - `invalid_request`: the body is not an object, has a property other than `operations`, `operations` is missing, is not an array, is empty or has more than 1,000 items (`SVC_BATCH_MAX_OPERATIONS`); an item is not an object, has no `type` or one that is not a key of the `discriminator.mapping` of `SetBatchOperation`, or has a property its type does not take; `mode` is neither `merge` nor `replace`.
-             *     - `invalid_key`: an item's `key` is missing or invalid.
-             *     - `invalid_value`: malformed JSON, or an `add` item whose `members` is missing, not an array, empty or longer than 10,000 items.
-             *     - `invalid_member`: a member (in `members` or `member`) is missing, not a string, empty or longer than 65,536 characters.
-             *     - `invalid_ttl`: an item's `ttl` is not an integer in 1..2147483647 (or is missing on an `expire` item).
-             */
+            /** @description One bad item fails the whole batch before anything reaches Redis (its index in the message and in `details.index`); nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_member`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenBatch"];
+            /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["BodyOrReplyTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getList: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Index of the first item of the page (`0` the head, `-1` the last item); default 0.
+                 * @example 0
+                 */
+                start?: components["parameters"]["ListStart"];
+                /**
+                 * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
+                 * @example 99
+                 */
+                stop?: components["parameters"]["ListStop"];
+            };
+            header?: {
+                /**
+                 * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatchRead"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of the list. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "values": [
+                     *         "job-1",
+                     *         "job-2"
+                     *       ],
+                     *       "length": 2,
+                     *       "start": 0,
+                     *       "stop": 99,
+                     *       "ttl": -1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListRangeResponse"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["ListWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["ListWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pushList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
+                 * @example *
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListPushRequest"];
+            };
+        };
+        responses: {
+            /** @description The existing list was pushed onto. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "key": "jobs",
+                     *       "length": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListPushResponse"];
+                };
+            };
+            /** @description The list was created. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "key": "jobs",
+                     *       "length": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListPushResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description Nothing was changed. `error`: `wrong_type` or `key_exists`. */
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    popList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ListPopRequest"];
+            };
+        };
+        responses: {
+            /** @description The items removed, in the order they were popped. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "values": [
+                     *         "job-1"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListPopResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description `not_found`: the list is empty (the key does not exist), and stayed so for `wait` seconds when a wait was asked for. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ListWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getListLength: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of items. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "length": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListLengthResponse"];
+                };
+            };
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["ListWrongType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getListItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+                /**
+                 * @description An index into the list: `0` is the head, `1` the next item, `-1` the last item, `-2` the one before it.
+                 * @example 0
+                 */
+                index: components["parameters"]["ListIndex"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "index": 0,
+                     *       "value": "job-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListIndexResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            /** @description Nothing was changed. `error`: `not_found` or `index_not_found`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ListWrongType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setListItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+                /**
+                 * @description An index into the list: `0` is the head, `1` the next item, `-1` the last item, `-2` the one before it.
+                 * @example 0
+                 */
+                index: components["parameters"]["ListIndex"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListSetIndexRequest"];
+            };
+        };
+        responses: {
+            /** @description The item was replaced. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "index": 0,
+                     *       "value": "job-1-retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListSetIndexResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description Nothing was changed. `error`: `not_found` or `index_not_found`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ListWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    trimList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListTrimRequest"];
+            };
+        };
+        responses: {
+            /** @description The list was trimmed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "length": 100
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListTrimResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["ListWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeListValue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListRemoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The matching items were removed (possibly none). */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "removed": 1,
+                     *       "length": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListRemoveResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["ListWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listExists: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Exists"];
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            409: components["responses"]["ListWrongType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getListTtl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Ttl"];
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["ListWrongType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persistList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Persisted"];
+            400: components["responses"]["InvalidKey"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["ListWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    expireList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["Expire"];
+        responses: {
+            200: components["responses"]["ExpirySet"];
+            400: components["responses"]["InvalidExpire"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["KeyNotFound"];
+            409: components["responses"]["ListWrongType"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The batch ran; see each result. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "type": "push",
+                     *           "success": true,
+                     *           "key": "jobs",
+                     *           "length": 3
+                     *         },
+                     *         {
+                     *           "type": "pop",
+                     *           "success": true,
+                     *           "values": [
+                     *             "job-1"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "type": "range",
+                     *           "success": true,
+                     *           "values": [
+                     *             "job-2",
+                     *             "job-3"
+                     *           ],
+                     *           "length": 2,
+                     *           "start": 0,
+                     *           "stop": 99,
+                     *           "ttl": -1
+                     *         },
+                     *         {
+                     *           "type": "length",
+                     *           "success": false,
+                     *           "error": {
+                     *             "error": "not_found",
+                     *             "message": "Key 'jobs:empty' does not exist",
+                     *             "status": 404
+                     *           }
+                     *         }
+                     *       ],
+                     *       "atomic": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListBatchResponse"];
+                };
+            };
+            /** @description One bad item fails the whole batch before anything reaches Redis (its index in the message and in `details.index`); nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
@@ -6775,12 +7096,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `offset` is not a whole number from 0 to 2147483647, `limit` not one from 1 to 1000, or `rev` neither `true` nor `false`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
@@ -6867,24 +7183,11 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetWriteResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_value`: `members` is missing, is not an object, is empty, or has more than 10,000 entries; or a score is not a JSON number, `"+inf"` or `"-inf"` (schema `Score`); or the body is not well-formed JSON.
-             *     - `invalid_member`: a member name is empty or longer than 65,536 characters.
-             *     - `invalid_ttl`: `ttl` is present but is not an integer in 1..2147483647.
-             *     - `invalid_request`: `mode` is neither `merge` nor `replace`, `only` neither `new` nor `existing`, `only: existing` comes with `mode: replace`, the body is not a JSON object or has a property the schema does not list, or `If-None-Match` has a value other than `*`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a sorted set; the message names the key and its actual type.
-             *     - `key_exists`: `If-None-Match: *` was sent and the key already exists (whatever its type).
-             */
+            /** @description Nothing was changed. `error`: `wrong_type` or `key_exists`. */
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6997,13 +7300,7 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetPageResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `min` or `max` is not a score bound (schema `ScoreBound`: a number, `+inf`, `-inf`, optionally after `(`).
-             *     - `invalid_request`: `offset` is not a whole number from 0 to 2147483647, `limit` not one from 1 to 1000, or `rev` neither `true` nor `false`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
@@ -7055,20 +7352,11 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetMemberResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_member`: the member in the path is empty or longer than 1024 characters.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
-            /**
-             * @description Possible `error` values:
-             *
-             *     - `member_not_found`: the member is not in the sorted set (or the key does not exist).
-             */
+            /** @description Nothing was changed. `error`: `member_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
             429: components["responses"]["TooManyRequests"];
@@ -7160,23 +7448,11 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetMemberWriteResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_member`: the member in the path is empty or longer than 1024 characters.
-             *     - `invalid_value`: `score` is missing or is not a JSON number, `"+inf"` or `"-inf"`; or the body is not well-formed JSON.
-             *     - `invalid_request`: the body is not a JSON object or has a property the schema does not list, or `If-None-Match` has a value other than `*`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a sorted set; the message names the key and its actual type.
-             *     - `duplicate_member`: `If-None-Match: *` was sent and the member is already in the sorted set.
-             */
+            /** @description Nothing was changed. `error`: `wrong_type` or `duplicate_member`. */
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7233,21 +7509,11 @@ export interface operations {
                     "application/json": components["schemas"]["MemberRemoveResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_member`: the member in the path is empty or longer than 1024 characters.
-             *     - `invalid_request`: `If-Match` is sent with a value other than `*`.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Possible `error` values:
-             *
-             *     - `member_not_found`: `If-Match: *` was sent and the member is not in the sorted set (or the key does not exist).
-             */
+            /** @description Nothing was changed. `error`: `member_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
@@ -7336,15 +7602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetIncrResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_member`: the member in the path is empty or longer than 1024 characters.
-             *     - `invalid_value`: `by` is not a JSON number, `"+inf"` or `"-inf"`; or the body is not well-formed JSON.
-             *     - `invalid_ttl`: `ttl` is present but is not an integer in 1..2147483647.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
@@ -7430,14 +7688,7 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetRemoveResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_value`: `members` is missing, is not an array, is empty, or has more than 10,000 items; or the body is not well-formed JSON.
-             *     - `invalid_member`: an item of `members` is not a string, is empty, or is longer than 65,536 characters.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
@@ -7494,12 +7745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetCardinalityResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `min` or `max` is not a score bound (schema `ScoreBound`: a number, `+inf`, `-inf`, optionally after `(`).
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
@@ -7567,13 +7813,7 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetPopResponse"];
                 };
             };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `end` is neither `min` nor `max`, `count` is not a whole number from 1 to 1000, the body is not a JSON object or has a property the schema does not list.
-             *     - `invalid_value`: the body is not well-formed JSON.
-             */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
@@ -7811,813 +8051,7 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetBatchResponse"];
                 };
             };
-            /**
-             * @description Any problem with any item makes the whole batch fail before anything reaches Redis; nothing is executed. The `error` is the usual type of what is wrong, the message names the item's index (`operations[3]: ...`) and `details.index` holds it.
-             *
-             *     - `invalid_request`: the body is not an object, has a property other than `operations`, `operations` is missing, is not an array, is empty or has more than 1,000 items (`SVC_BATCH_MAX_OPERATIONS`); an item is not an object, has no `type` or one that is not a key of the `discriminator.mapping` of `ZsetBatchOperation`, or has a property its type does not take; a `mode`, `only`, `end`, `offset`, `limit`, `count`, `min` or `max` is not allowed.
-             *     - `invalid_key`: an item's `key` is missing or invalid.
-             *     - `invalid_value`: malformed JSON, or an item's `members`, `score` or `by` is not what its endpoint takes.
-             *     - `invalid_member`: a member is missing, not a string, empty or longer than 65,536 characters.
-             *     - `invalid_ttl`: an item's `ttl` is not an integer in 1..2147483647 (or is missing on an `expire` item).
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenBatch"];
-            /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["BodyOrReplyTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getList: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Index of the first item of the page (`0` the head, `-1` the last item); default 0.
-                 * @example 0
-                 */
-                start?: components["parameters"]["ListStart"];
-                /**
-                 * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
-                 * @example 99
-                 */
-                stop?: components["parameters"]["ListStop"];
-            };
-            header?: {
-                /**
-                 * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-None-Match"?: components["parameters"]["IfNoneMatchRead"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The page of the list. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "values": [
-                     *         "job-1",
-                     *         "job-2"
-                     *       ],
-                     *       "length": 2,
-                     *       "start": 0,
-                     *       "stop": 99,
-                     *       "ttl": -1
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListRangeResponse"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `start` or `stop` is not a whole number, they count from different ends, or they span more than 1,000 items.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["ListWrongType"];
-            413: components["responses"]["ReplyTooLarge"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    deleteList: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Deleted"];
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            409: components["responses"]["ListWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    pushList: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
-                 * @example *
-                 */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ListPushRequest"];
-            };
-        };
-        responses: {
-            /** @description The existing list was pushed onto. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "key": "jobs",
-                     *       "length": 3
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListPushResponse"];
-                };
-            };
-            /** @description The list was created. */
-            201: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "key": "jobs",
-                     *       "length": 2
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListPushResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_value`: `values` is missing, is not an array, is empty, has more than 10,000 items, or an item is not a string.
-             *     - `invalid_value`: the body is not well-formed JSON.
-             *     - `invalid_ttl`: `ttl` is present but is not an integer in 1..2147483647.
-             *     - `invalid_request`: `end` is neither `left` nor `right`.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             *     - `invalid_request`: `If-None-Match` is sent with a value other than `*`.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Nothing was changed. Possible `error` values:
-             *
-             *     - `wrong_type`: the key holds another type than a list; the message names the key and its actual type.
-             *     - `key_exists`: `If-None-Match: *` was sent and the key already exists (whatever its type).
-             */
-            409: components["responses"]["Conflict"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    popList: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ListPopRequest"];
-            };
-        };
-        responses: {
-            /** @description The items removed, in the order they were popped. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "values": [
-                     *         "job-1"
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListPopResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `end` is neither `left` nor `right`; `count` is not a whole number in 1..1000; `wait` is not a number in 0..300 or is above `SVC_LIST_MAX_WAIT`.
-             *     - `invalid_value`: the body is not well-formed JSON.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            /** @description `not_found`: the list is empty (the key does not exist), and stayed so for `wait` seconds when a wait was asked for. */
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["ListWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getListLength: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The number of items. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "length": 3
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListLengthResponse"];
-                };
-            };
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["ListWrongType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getListItem: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-                /**
-                 * @description An index into the list: `0` is the head, `1` the next item, `-1` the last item, `-2` the one before it.
-                 * @example 0
-                 */
-                index: components["parameters"]["ListIndex"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The item. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "index": 0,
-                     *       "value": "job-1"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListIndexResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `index` is not a whole number (at most 18 digits, optionally negative).
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            /**
-             * @description Possible `error` values:
-             *
-             *     - `not_found`: the list does not exist.
-             *     - `index_not_found`: the index is beyond either end of the list; the message names index and key.
-             */
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["ListWrongType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    setListItem: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-                /**
-                 * @description An index into the list: `0` is the head, `1` the next item, `-1` the last item, `-2` the one before it.
-                 * @example 0
-                 */
-                index: components["parameters"]["ListIndex"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ListSetIndexRequest"];
-            };
-        };
-        responses: {
-            /** @description The item was replaced. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "index": 0,
-                     *       "value": "job-1-retry"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListSetIndexResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `index` is not a whole number (at most 18 digits, optionally negative).
-             *     - `invalid_value`: `value` is missing or not a string, or the body is not well-formed JSON.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            /**
-             * @description Possible `error` values:
-             *
-             *     - `not_found`: the list does not exist.
-             *     - `index_not_found`: the index is beyond either end of the list; the message names index and key.
-             */
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["ListWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    trimList: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ListTrimRequest"];
-            };
-        };
-        responses: {
-            /** @description The list was trimmed. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "length": 100
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListTrimResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_request`: `start` or `stop` is missing or not a whole number.
-             *     - `invalid_value`: the body is not well-formed JSON.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["ListWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    removeListValue: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ListRemoveRequest"];
-            };
-        };
-        responses: {
-            /** @description The matching items were removed (possibly none). */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "removed": 1,
-                     *       "length": 2
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListRemoveResponse"];
-                };
-            };
-            /**
-             * @description The request is invalid; nothing was changed. Possible `error` values:
-             *
-             *     - `invalid_key`: the key in the path breaks the key rule (schema `Key`).
-             *     - `invalid_value`: `value` is missing or not a string, or the body is not well-formed JSON.
-             *     - `invalid_request`: `count` is not a whole number.
-             *     - `invalid_request`: the body is not a JSON object, or it has a property that the schema does not list.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            409: components["responses"]["ListWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    listExists: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Exists"];
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            409: components["responses"]["ListWrongType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getListTtl: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Ttl"];
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["ListWrongType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    persistList: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["Persisted"];
-            400: components["responses"]["InvalidKey"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["ListWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    expireList: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
-                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
-                 */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
-                 * @example user:42
-                 */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody: components["requestBodies"]["Expire"];
-        responses: {
-            200: components["responses"]["ExpirySet"];
-            400: components["responses"]["InvalidExpire"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenWrite"];
-            404: components["responses"]["KeyNotFound"];
-            409: components["responses"]["ListWrongType"];
-            412: components["responses"]["PreconditionFailed"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    listBatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ListBatchRequest"];
-            };
-        };
-        responses: {
-            /** @description The batch ran; see each result. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "results": [
-                     *         {
-                     *           "type": "push",
-                     *           "success": true,
-                     *           "key": "jobs",
-                     *           "length": 3
-                     *         },
-                     *         {
-                     *           "type": "pop",
-                     *           "success": true,
-                     *           "values": [
-                     *             "job-1"
-                     *           ]
-                     *         },
-                     *         {
-                     *           "type": "range",
-                     *           "success": true,
-                     *           "values": [
-                     *             "job-2",
-                     *             "job-3"
-                     *           ],
-                     *           "length": 2,
-                     *           "start": 0,
-                     *           "stop": 99,
-                     *           "ttl": -1
-                     *         },
-                     *         {
-                     *           "type": "length",
-                     *           "success": false,
-                     *           "error": {
-                     *             "error": "not_found",
-                     *             "message": "Key 'jobs:empty' does not exist",
-                     *             "status": 404
-                     *           }
-                     *         }
-                     *       ],
-                     *       "atomic": true
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ListBatchResponse"];
-                };
-            };
-            /**
-             * @description Any problem with any item makes the whole batch fail before anything reaches Redis; nothing is executed. The `error` is the usual type of what is wrong, the message names the item's index (`operations[3]: ...`) and `details.index` holds it.
-             *
-             *     - `invalid_request`: the body is not an object, has a property other than `operations`, `operations` is missing, is not an array, is empty or has more than 1,000 items (`SVC_BATCH_MAX_OPERATIONS`); an item is not an object, has no `type` or one that is not a key of the `discriminator.mapping` of `ListBatchOperation`, or has a property its type does not take (a `pop` item with `wait`, for example); `end`, `count`, `start`, `stop` or `index` is out of its range; a `range` item asks for more than 1,000 items.
-             *     - `invalid_key`: an item's `key` is missing or invalid.
-             *     - `invalid_value`: malformed JSON, or a `push` item whose `values` is missing, not an array of strings, empty or longer than 10,000 items; a `value` that is not a string.
-             *     - `invalid_ttl`: an item's `ttl` is not an integer in 1..2147483647 (or is missing on an `expire` item).
-             */
+            /** @description One bad item fails the whole batch before anything reaches Redis (its index in the message and in `details.index`); nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
@@ -8688,154 +8122,10 @@ export interface operations {
                     "application/json": components["schemas"]["KeyListResponse"];
                 };
             };
-            /**
-             * @description The request is invalid. Possible `error` values:
-             *
-             *     - `invalid_request`: `limit` is not a whole number from 1 to 1000, `type` or `prefix` is malformed, or `cursor` is not one this service gave.
-             */
+            /** @description The request is invalid. `error`: `invalid_request`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    followChanges: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Resume after this point: an `id` or `next` the feed gave (a bare millisecond count means `<ms>-0`). On Redis Cluster the resume point is an opaque cursor (one position per master's stream: the SSE `id:`, a WebSocket change's `cursor`, a page's `next`), not an event's `id`. None: from now.
-                 * @example 1763830000123-0
-                 */
-                since?: components["parameters"]["ChangesSince"];
-                /**
-                 * @description Long-poll: seconds to wait for the first event when there is none yet, 0 to 60; default 0 (answer at once).
-                 * @example 30
-                 */
-                wait?: components["parameters"]["ChangesWait"];
-                /**
-                 * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
-                 * @example user:
-                 */
-                prefix?: components["parameters"]["KeyPrefix"];
-                /**
-                 * @description Only keys of this Redis type (`SCAN ... TYPE`): `string`, `hash`, `set`, `list`, `zset`, `stream`, or a module's type name.
-                 * @example hash
-                 */
-                type?: components["parameters"]["KeyType"];
-                /**
-                 * @description Long-poll: events a page holds at most, 1 to 1000; default 100.
-                 * @example 100
-                 */
-                limit?: components["parameters"]["ChangesLimit"];
-            };
-            header?: {
-                /**
-                 * @description What EventSource sends when it reconnects: the `id` of the last event received (on Redis Cluster an opaque cursor). It wins over `since` (EventSource reconnects to the same URL, its original `since` included).
-                 * @example 1763830000123-0
-                 */
-                "Last-Event-ID"?: components["parameters"]["LastEventId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of events (JSON), or an event stream (`text/event-stream`) that lasts until either side ends it. */
-            200: {
-                headers: {
-                    "X-Request-ID": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "events": [
-                     *         {
-                     *           "id": "1763830000000-0",
-                     *           "key": "user:42",
-                     *           "type": "hash",
-                     *           "op": "hset",
-                     *           "time": "2025-11-22T16:46:40.000Z"
-                     *         },
-                     *         {
-                     *           "id": "1763830000123-0",
-                     *           "key": "user:42",
-                     *           "type": "hash",
-                     *           "op": "expire",
-                     *           "time": "2025-11-22T16:46:40.123Z"
-                     *         }
-                     *       ],
-                     *       "next": "1763830000123-0"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ChangesPage"];
-                    /**
-                     * @example : following changes
-                     *
-                     *     id: 1763830000000-0
-                     *     data: {"id":"1763830000000-0","key":"user:42","type":"hash","op":"hset","time":"2025-11-22T16:46:40.000Z"}
-                     */
-                    "text/event-stream": string;
-                };
-            };
-            /**
-             * @description The request is invalid. Possible `error` values:
-             *
-             *     - `invalid_request`: `since` (or `Last-Event-ID`) is not an event id (on Redis Cluster, a cursor) of this feed, `wait` is not a whole number from 0 to 60, `limit` not one from 1 to 1000, `type` or `prefix` is malformed.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            404: components["responses"]["FeedOff"];
-            410: components["responses"]["ChangesReset"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    followChangesWebSocket: {
-        parameters: {
-            query?: {
-                /**
-                 * @description Resume after this point: an `id` or `next` the feed gave (a bare millisecond count means `<ms>-0`). On Redis Cluster the resume point is an opaque cursor (one position per master's stream: the SSE `id:`, a WebSocket change's `cursor`, a page's `next`), not an event's `id`. None: from now.
-                 * @example 1763830000123-0
-                 */
-                since?: components["parameters"]["ChangesSince"];
-                /**
-                 * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
-                 * @example user:
-                 */
-                prefix?: components["parameters"]["KeyPrefix"];
-                /**
-                 * @description Only keys of this Redis type (`SCAN ... TYPE`): `string`, `hash`, `set`, `list`, `zset`, `stream`, or a module's type name.
-                 * @example hash
-                 */
-                type?: components["parameters"]["KeyType"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Switching protocols; the WebSocket is open. */
-            101: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /**
-             * @description The request is invalid. Possible `error` values:
-             *
-             *     - `invalid_request`: no WebSocket handshake (`Upgrade: websocket`), or `since`, `type` or `prefix` is malformed.
-             */
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["ForbiddenRead"];
-            404: components["responses"]["FeedOff"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8951,6 +8241,138 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    followChanges: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Resume after this point: an `id` or `next` the feed gave (a bare millisecond count means `<ms>-0`). On Redis Cluster the resume point is an opaque cursor (one position per master's stream: the SSE `id:`, a WebSocket change's `cursor`, a page's `next`), not an event's `id`. None: from now.
+                 * @example 1763830000123-0
+                 */
+                since?: components["parameters"]["ChangesSince"];
+                /**
+                 * @description Long-poll: seconds to wait for the first event when there is none yet, 0 to 60; default 0 (answer at once).
+                 * @example 30
+                 */
+                wait?: components["parameters"]["ChangesWait"];
+                /**
+                 * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
+                 * @example user:
+                 */
+                prefix?: components["parameters"]["KeyPrefix"];
+                /**
+                 * @description Only keys of this Redis type (`SCAN ... TYPE`): `string`, `hash`, `set`, `list`, `zset`, `stream`, or a module's type name.
+                 * @example hash
+                 */
+                type?: components["parameters"]["KeyType"];
+                /**
+                 * @description Long-poll: events a page holds at most, 1 to 1000; default 100.
+                 * @example 100
+                 */
+                limit?: components["parameters"]["ChangesLimit"];
+            };
+            header?: {
+                /**
+                 * @description What EventSource sends when it reconnects: the `id` of the last event received (on Redis Cluster an opaque cursor). It wins over `since` (EventSource reconnects to the same URL, its original `since` included).
+                 * @example 1763830000123-0
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (JSON), or an event stream (`text/event-stream`) that lasts until either side ends it. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "1763830000000-0",
+                     *           "key": "user:42",
+                     *           "type": "hash",
+                     *           "op": "hset",
+                     *           "time": "2025-11-22T16:46:40.000Z"
+                     *         },
+                     *         {
+                     *           "id": "1763830000123-0",
+                     *           "key": "user:42",
+                     *           "type": "hash",
+                     *           "op": "expire",
+                     *           "time": "2025-11-22T16:46:40.123Z"
+                     *         }
+                     *       ],
+                     *       "next": "1763830000123-0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChangesPage"];
+                    /**
+                     * @example : following changes
+                     *
+                     *     id: 1763830000000-0
+                     *     data: {"id":"1763830000000-0","key":"user:42","type":"hash","op":"hset","time":"2025-11-22T16:46:40.000Z"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is invalid. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["FeedOff"];
+            410: components["responses"]["ChangesReset"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    followChangesWebSocket: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Resume after this point: an `id` or `next` the feed gave (a bare millisecond count means `<ms>-0`). On Redis Cluster the resume point is an opaque cursor (one position per master's stream: the SSE `id:`, a WebSocket change's `cursor`, a page's `next`), not an event's `id`. None: from now.
+                 * @example 1763830000123-0
+                 */
+                since?: components["parameters"]["ChangesSince"];
+                /**
+                 * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
+                 * @example user:
+                 */
+                prefix?: components["parameters"]["KeyPrefix"];
+                /**
+                 * @description Only keys of this Redis type (`SCAN ... TYPE`): `string`, `hash`, `set`, `list`, `zset`, `stream`, or a module's type name.
+                 * @example hash
+                 */
+                type?: components["parameters"]["KeyType"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching protocols; the WebSocket is open. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["FeedOff"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9393,6 +8815,186 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    upstashCommand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       "SET",
+                 *       "greeting",
+                 *       "hello",
+                 *       "EX",
+                 *       100
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashCommand"];
+            };
+        };
+        responses: {
+            200: components["responses"]["UpstashResult"];
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashPipeline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       [
+                 *         "INCR",
+                 *         "visits"
+                 *       ],
+                 *       [
+                 *         "GET",
+                 *         "greeting"
+                 *       ]
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashCommands"];
+            };
+        };
+        responses: {
+            200: components["responses"]["UpstashResults"];
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       [
+                 *         "SET",
+                 *         "counter",
+                 *         "1"
+                 *       ],
+                 *       [
+                 *         "INCR",
+                 *         "counter"
+                 *       ]
+                 *     ]
+                 */
+                "application/json": components["schemas"]["UpstashCommands"];
+            };
+        };
+        responses: {
+            200: components["responses"]["UpstashResults"];
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashPathCommand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path: {
+                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The command's result, or the event stream of a subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstashResult"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    upstashPathCommandWithBody: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
+                "Upstash-Encoding"?: components["parameters"]["UpstashEncoding"];
+            };
+            path: {
+                /** @description The command and its arguments as path segments (`get/greeting`, `publish/news/hello`), each URL-encoded; or `subscribe/<channels...>` / `psubscribe/<patterns...>` for Server-Sent Events. Bounded by the request line's size only (the body limit does not apply to the path). */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example hello */
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description The command's result, or the event stream of a subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstashResult"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["UpstashError"];
+            401: components["responses"]["UpstashError"];
+            403: components["responses"]["UpstashError"];
+            429: components["responses"]["UpstashRetry"];
+            503: components["responses"]["UpstashRetry"];
+            "4XX": components["responses"]["RequestRejected"];
         };
     };
 }
