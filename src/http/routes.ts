@@ -7,6 +7,7 @@ import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
+import { idempotencyOf, markReplay } from './idempotency-key';
 import { sendJson, sendTagged } from './send';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
@@ -47,10 +48,13 @@ export class Routes {
   /** A route whose work is one operation (see ops/). */
   op(method: Method, path: string, build: (input: RequestInput) => Op): void {
     const { permission } = this.ctx.contract.operation(method, path);
-    this.custom(method, path, async (input, _req, res) => {
+    this.custom(method, path, async (input, req, res) => {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
-      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res));
+      const idem = op.writes ? idempotencyOf(this.ctx, req, res) : undefined;
+      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res), idem).finally(() =>
+        markReplay(res, idem),
+      );
       if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
       else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });

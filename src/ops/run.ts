@@ -4,6 +4,7 @@ import { Cluster } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
 import type { RedisClient, Reply } from '../redis/client';
 import { refusedWhole } from './etag';
+import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
 import type { Command, Op, Outcome } from './op';
 import { replyError } from './replies';
 import {
@@ -55,24 +56,57 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
  * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster). An operation
  * with `whenEmpty` runs it instead of answering 404 not_found; `abandoned` tells it that the client left.
  */
-export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Promise<Outcome> {
+export async function runOp(
+  store: Store,
+  op: Op,
+  abandoned?: AbortSignal,
+  idem?: Idempotency,
+): Promise<Outcome> {
   const [command] = op.commands;
+  const once = op.writes ? idem : undefined;
   let outcome: Outcome | ApiError;
   if (op.commands.length === 1 && command) {
     const observer = observers.get(store.redis);
     const start = observer ? process.hrtime.bigint() : 0n;
     const slot = store.durable && op.writes ? slotOf(store, command) : 0;
-    const replies = [await sendScript(store, slot, command.name, () => argv(store, command), op.writes)];
-    if (observer && answered(replies)) observer(seconds(start), 1);
-    outcome = settle(op, replies);
+    const args = () => argv(store, command);
+    const keys = command.keys.map(store.keyspace.user);
+    const rest = () => args().slice(keys.length);
+    const reply = once
+      ? await sendIdempotent(store, slot, command.name, keys, rest, once, op.whenEmpty !== undefined)
+      : await sendScript(store, slot, command.name, args, op.writes);
+    if (isRecorded(reply)) {
+      if ('error' in reply) throw reply.error;
+      return reply.outcome;
+    }
+    if (observer && answered([reply])) observer(seconds(start), 1);
+    outcome = settle(op, [reply]);
   } else {
-    outcome = (await runBatch(store, [op])).outcomes[0] as Outcome | ApiError;
+    outcome = (await runBatch(store, [op], false, once)).outcomes[0] as Outcome | ApiError;
   }
   if (outcome instanceof ApiError) {
-    if (op.whenEmpty && outcome.type === 'not_found')
-      return op.whenEmpty(store, abandoned ?? new AbortController().signal);
+    if (op.whenEmpty && outcome.type === 'not_found') return waitThenRecord(store, op, abandoned, once);
     throw outcome;
   }
+  return outcome;
+}
+
+/** A list pop's wait; under an Idempotency-Key its outcome is recorded (the claim its script kept, see idempotent.ts). */
+async function waitThenRecord(
+  store: Store,
+  op: Op,
+  abandoned: AbortSignal | undefined,
+  idem: Idempotency | undefined,
+): Promise<Outcome> {
+  const wait = op.whenEmpty as NonNullable<Op['whenEmpty']>;
+  const signal = abandoned ?? new AbortController().signal;
+  if (!idem) return wait(store, signal);
+  const redisKey = store.keyspace.user(op.keys[0] ?? '');
+  const outcome = await wait(store, signal).catch(async (err: unknown) => {
+    await finish(store, redisKey, idem, toApiError(err));
+    throw err;
+  });
+  await finish(store, redisKey, idem, outcome);
   return outcome;
 }
 
@@ -137,7 +171,13 @@ function slotOf(store: Store, c: Command): number {
  * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
  * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
  */
-async function exec(store: Store, slot: number, commands: Command[], all: boolean): Promise<Reply[]> {
+async function exec(
+  store: Store,
+  slot: number,
+  commands: Command[],
+  all: boolean,
+  idem?: Idempotency,
+): Promise<Reply[]> {
   const keys: string[] = [];
   const ops: string[][] = [];
   let writes = false;
@@ -151,13 +191,18 @@ async function exec(store: Store, slot: number, commands: Command[], all: boolea
     ops.push(op);
   }
   const json = JSON.stringify(ops);
-  const args = () => {
+  const tail = () => {
     const tail = all ? [json, 'all'] : [json];
     // On a Cluster with the feed on, the stream of the master holding this slot's keys (see argv).
     if (store.streams) tail.push(streamOf(store.streams, keys[0] as string));
-    return [keys.length, keys, tail];
+    return tail;
   };
-  const [err, replies] = await sendScript(store, slot, 'typedBatch', args, writes);
+  const reply =
+    idem && writes
+      ? await sendIdempotent(store, slot, 'typedBatch', keys, tail, idem)
+      : await sendScript(store, slot, 'typedBatch', () => [keys.length, keys, tail()], writes);
+  if (isRecorded(reply)) throw new Error('a batch has no recorded outcome');
+  const [err, replies] = reply;
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }
@@ -166,7 +211,12 @@ async function exec(store: Store, slot: number, commands: Command[], all: boolea
  * Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order.
  * `all`: no operation runs unless every If-Match holds (one hash slot only, else 400).
  */
-export async function runBatch(store: Store, ops: readonly Op[], all = false): Promise<BatchOutcome> {
+export async function runBatch(
+  store: Store,
+  ops: readonly Op[],
+  all = false,
+  idem?: Idempotency,
+): Promise<BatchOutcome> {
   const commands = ops.flatMap((op) => op.commands);
   const groups = new Map<number, number[]>();
   commands.forEach((c, i) => {
@@ -191,6 +241,7 @@ export async function runBatch(store: Store, ops: readonly Op[], all = false): P
         slot,
         indexes.map((i) => commands[i] as Command),
         all,
+        idem,
       ).catch((err: Error) => {
         throw all ? refusedWhole(err, ops, commands, indexes) : err;
       });
