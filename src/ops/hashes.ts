@@ -12,6 +12,7 @@ import {
   ok,
   present,
   readOp,
+  valued,
   writeOp,
 } from './op';
 
@@ -60,14 +61,17 @@ export function hashOps(limits: Limits) {
   return {
     ...keyOps('hash'),
     get: ({ key }: KeyInput) =>
-      readOp(
-        'hash',
-        key,
-        (reply) => {
-          const [pairs, ttl] = present(reply, key);
-          return ok({ fields: fieldsObject(pairs as string[]), ttl });
-        },
-        'HGETALL',
+      valued(
+        readOp(
+          'hash',
+          key,
+          (reply) => {
+            const [pairs, ttl] = present(reply, key);
+            return ok({ fields: fieldsObject(pairs as string[]), ttl });
+          },
+          'HGETALL',
+        ),
+        'fields',
       ),
     /** Merge (HSET) keeps the expiry; replace drops the old fields and the expiry in the same script call. */
     set: ({ key, fields, ...write }: HashSetInput) => {
@@ -85,26 +89,40 @@ export function hashOps(limits: Limits) {
       );
     },
     getField: ({ key, field }: FieldInput) =>
-      readOp(
-        'hash',
-        key,
-        (reply) => {
-          const value = reply?.[0];
-          if (typeof value !== 'string') throw fieldNotFound(field, key);
-          return ok({ field, value });
-        },
-        'HGET',
-        field,
+      valued(
+        readOp(
+          'hash',
+          key,
+          (reply) => {
+            const value = reply?.[0];
+            if (typeof value !== 'string') throw fieldNotFound(field, key);
+            return ok({ field, value });
+          },
+          'HGET',
+          field,
+        ),
+        'field',
+        'value',
       ),
     /** HSETNX writes nothing when the field exists, which is what If-None-Match asks for. */
     setField: ({ key, field, value, ifAbsent }: FieldSetInput) => {
       checkValueSize(value, limits);
       const exists = () => new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
       const answer = (isNew: boolean) => created(isNew, { success: true, field, value });
-      return elementOp('hash', key, ifAbsent && exists, answer, ifAbsent ? 'HSETNX' : 'HSET', field, value);
+      const op = elementOp(
+        'hash',
+        key,
+        ifAbsent && exists,
+        answer,
+        ifAbsent ? 'HSETNX' : 'HSET',
+        field,
+        value,
+      );
+      return valued(op, 'field', 'value');
     },
     /** A missing field counts from 0 (201); `ttl` applies only when this call creates the whole hash. */
-    incrField: (input: FieldIncrInput) => incrOp('hash', input, { field: input.field }, input.field),
+    incrField: (input: FieldIncrInput) =>
+      valued(incrOp('hash', input, { field: input.field }, input.field), 'field'),
     deleteField: ({ key, field, ifPresent }: FieldDeleteInput) =>
       elementOp(
         'hash',
@@ -115,9 +133,15 @@ export function hashOps(limits: Limits) {
         field,
       ),
     keys: ({ key }: KeyInput) =>
-      readOp('hash', key, (reply) => ok({ keys: present(reply, key)[0] }), 'HKEYS'),
+      valued(
+        readOp('hash', key, (reply) => ok({ keys: present(reply, key)[0] }), 'HKEYS'),
+        'keys',
+      ),
     values: ({ key }: KeyInput) =>
-      readOp('hash', key, (reply) => ok({ values: present(reply, key)[0] }), 'HVALS'),
+      valued(
+        readOp('hash', key, (reply) => ok({ values: present(reply, key)[0] }), 'HVALS'),
+        'values',
+      ),
   };
 }
 

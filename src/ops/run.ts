@@ -3,6 +3,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
 import type { RedisClient, Reply } from '../redis/client';
+import { Reread, toBytes } from './encoding';
 import { refusedWhole } from './etag';
 import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
 import type { Command, Op, Outcome } from './op';
@@ -11,6 +12,7 @@ import {
   argv,
   failed,
   failingOver,
+  methodOf,
   ok,
   type Store,
   sendScript,
@@ -73,8 +75,8 @@ export async function runOp(
     const keys = command.keys.map(store.keyspace.user);
     const rest = () => args().slice(keys.length);
     const reply = once
-      ? await sendIdempotent(store, slot, command.name, keys, rest, once, op.whenEmpty !== undefined)
-      : await sendScript(store, slot, command.name, args, op.writes);
+      ? await sendIdempotent(store, slot, methodOf(command), keys, rest, once, op.whenEmpty !== undefined)
+      : await sendScript(store, slot, methodOf(command), args, op.writes);
     if (isRecorded(reply)) {
       if ('error' in reply) throw reply.error;
       return reply.outcome;
@@ -84,6 +86,7 @@ export async function runOp(
   } else {
     outcome = (await runBatch(store, [op], false, once)).outcomes[0] as Outcome | ApiError;
   }
+  if (outcome instanceof Reread && op.reread) return runOp(store, op.reread());
   if (outcome instanceof ApiError) {
     if (op.whenEmpty && outcome.type === 'not_found') return waitThenRecord(store, op, abandoned, once);
     throw outcome;
@@ -159,6 +162,12 @@ const BATCHED: Record<string, 'r' | 'w' | 'i' | 'e'> = {
   typedEtag: 'e',
 };
 
+const NOT_ASCII = /[\u0080-\u00ff]/;
+
+/** Buffers (at any depth) as UTF-8 text. */
+const texts = (reply: unknown): unknown =>
+  Buffer.isBuffer(reply) ? reply.toString('utf8') : Array.isArray(reply) ? reply.map(texts) : reply;
+
 /** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
 function slotOf(store: Store, c: Command): number {
   return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
@@ -179,32 +188,44 @@ async function exec(
   idem?: Idempotency,
 ): Promise<Reply[]> {
   const keys: string[] = [];
-  const ops: string[][] = [];
+  const ops: (string | number)[][] = [];
+  // Byte strings with bytes beyond ASCII (ops/encoding.ts) go as ARGV of their own, named by index in the JSON.
+  const bytes: Buffer[] = [];
   let writes = false;
   for (const c of commands) {
     const kind = BATCHED[c.name];
     if (!kind || c.keys.length !== 1) throw new Error(`${c.name} on ${c.keys.length} keys cannot be batched`);
     writes ||= kind !== 'r';
     keys.push(store.keyspace.user(c.keys[0] as string));
-    const op: string[] = [kind];
-    for (const arg of c.args) op.push(String(arg).toWellFormed());
+    const op: (string | number)[] = [kind];
+    for (const arg of c.args) {
+      if (c.bytes && typeof arg === 'string' && NOT_ASCII.test(arg)) op.push(bytes.push(toBytes(arg)) + 2);
+      else op.push(String(arg).toWellFormed());
+    }
     ops.push(op);
   }
   const json = JSON.stringify(ops);
+  const buffers = commands.some((c) => c.buffers);
   const tail = () => {
-    const tail = all ? [json, 'all'] : [json];
+    const tail: (string | Buffer)[] =
+      bytes.length > 0 ? [json, all ? 'all' : '', ...bytes] : all ? [json, 'all'] : [json];
     // On a Cluster with the feed on, the stream of the master holding this slot's keys (see argv).
     if (store.streams) tail.push(streamOf(store.streams, keys[0] as string));
     return tail;
   };
+  const method = buffers ? 'typedBatchBuffer' : 'typedBatch';
   const reply =
     idem && writes
-      ? await sendIdempotent(store, slot, 'typedBatch', keys, tail, idem)
-      : await sendScript(store, slot, 'typedBatch', () => [keys.length, keys, tail()], writes);
+      ? await sendIdempotent(store, slot, method, keys, tail, idem)
+      : await sendScript(store, slot, method, () => [keys.length, keys, tail()], writes);
   if (isRecorded(reply)) throw new Error('a batch has no recorded outcome');
   const [err, replies] = reply;
   if (err) throw err;
-  return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
+  return (replies as unknown[]).map((r, i): Reply => {
+    if (r instanceof Error) return [r, null];
+    // Buffer replies for one operation made every reply Buffers: the others read text, as ioredis gives it.
+    return [null, buffers && !commands[i]?.buffers ? texts(r) : r];
+  });
 }
 
 /**
@@ -258,5 +279,12 @@ export async function runBatch(
     next += op.commands.length;
     return settle(op, slice);
   });
+  // A read whose text answer may hold bytes that are not UTF-8 runs again with Buffer replies (ops/encoding.ts).
+  await Promise.all(
+    outcomes.map(async (outcome, i) => {
+      const reread = (ops[i] as Op).reread;
+      if (outcome instanceof Reread && reread) outcomes[i] = await runOp(store, reread()).catch(toApiError);
+    }),
+  );
   return { outcomes, atomic: groups.size <= 1 };
 }

@@ -12,6 +12,7 @@ import {
   type ReadReply,
   readOp,
   typedRead,
+  valued,
   writeOp,
 } from './op';
 
@@ -55,6 +56,7 @@ const difference: Combine = ([first = [], ...others]) => {
 function algebra(name: 'union' | 'intersection' | 'difference', combine: Combine) {
   return ({ keys }: AlgebraInput): Op => ({
     writes: false,
+    values: [name],
     keys,
     commands: keys.map((key) => typedRead('set', key, 'SMEMBERS')),
     result: (replies) => {
@@ -64,18 +66,24 @@ function algebra(name: 'union' | 'intersection' | 'difference', combine: Combine
   });
 }
 
+/** A write of one member, whose answer names it. */
+const memberOp = (...args: Parameters<typeof elementOp>): Op => valued(elementOp(...args), 'member');
+
 export function setOps() {
   return {
     ...keyOps('set'),
     get: ({ key }: KeyInput) =>
-      readOp(
-        'set',
-        key,
-        (reply) => {
-          const [members, ttl] = present(reply, key) as [string[], number];
-          return ok({ members, cardinality: members.length, ttl });
-        },
-        'SMEMBERS',
+      valued(
+        readOp(
+          'set',
+          key,
+          (reply) => {
+            const [members, ttl] = present(reply, key) as [string[], number];
+            return ok({ members, cardinality: members.length, ttl });
+          },
+          'SMEMBERS',
+        ),
+        'members',
       ),
     /** Merge (SADD) keeps the expiry; replace drops the old members and the expiry in the same script call. */
     add: ({ key, members, ...write }: SetAddInput) => {
@@ -90,7 +98,7 @@ export function setOps() {
     },
     /** SADD writes nothing when the member is there, which is what If-None-Match asks for. */
     addMember: ({ key, member, ifAbsent }: MemberAddInput) =>
-      elementOp(
+      memberOp(
         'set',
         key,
         ifAbsent && (() => new ApiError('duplicate_member', `Member '${member}' is already in set '${key}'`)),
@@ -99,7 +107,7 @@ export function setOps() {
         member,
       ),
     removeMember: ({ key, member, ifPresent }: MemberRemoveInput) =>
-      elementOp(
+      memberOp(
         'set',
         key,
         ifPresent && (() => new ApiError('member_not_found', `Member '${member}' not found in set '${key}'`)),
@@ -112,14 +120,17 @@ export function setOps() {
     cardinality: ({ key }: KeyInput) =>
       readOp('set', key, (reply) => ok({ cardinality: present(reply, key)[0] }), 'SCARD'),
     /** Redis keeps no empty set, so a missing key is the only empty one: 404 not_found. */
-    pop: ({ key }: KeyInput) =>
-      writeOp(
+    pop: ({ key }: KeyInput): Op => ({
+      ...writeOp(
         'set',
         key,
         { condition: 'present' },
         (r) => ok({ success: true, member: present(r, key)[1] }),
         'SPOP',
       ),
+      values: ['member'],
+      pops: true,
+    }),
     union: algebra('union', union),
     intersection: algebra('intersection', intersection),
     difference: algebra('difference', difference),

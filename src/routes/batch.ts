@@ -34,7 +34,9 @@ export function batchRoute(routes: Routes, ctx: Context, path: string, factories
     path,
     async (input, req, res) => {
       const items = input.body.operations as BatchItem[];
-      const ops = build(items, factories);
+      // The batch's `encoding` is that of every item that names none.
+      const { encoding } = input.body;
+      const ops = build(encoding ? items.map((item) => ({ encoding, ...item })) : items, factories);
       // Each item needs what its own endpoint needs: read items 'read', write items 'write'.
       const keys = ops.flatMap((op) => op.keys);
       if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
