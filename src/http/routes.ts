@@ -5,10 +5,11 @@ import { ApiError } from '../errors';
 import type { Op } from '../ops/op';
 import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
+import { bytesBody } from './bytes-body';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
 import { idempotencyOf, markReplay } from './idempotency-key';
-import { sendJson, sendTagged } from './send';
+import { sendBytes, sendJson, sendTagged } from './send';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
 export const PREFIXES = ['/store', '/api'] as const;
@@ -55,7 +56,8 @@ export class Routes {
       const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res), idem).finally(() =>
         markReplay(res, idem),
       );
-      if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
+      if (outcome.bytes) sendBytes(res, outcome, input.headers['if-none-match']);
+      else if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
       else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });
   }
@@ -81,7 +83,11 @@ export class Routes {
       });
       return handler(input, req, res);
     };
-    const body = operation.hasBody ? [this.readBody(path)] : [];
+    const body = operation.hasBody
+      ? [this.readBody(path)]
+      : operation.bytesBody
+        ? [bytesBody(this.ctx.config.limits.maxValueBytes)]
+        : [];
     this.router[method](underPrefixes(path), this.guards, ...body, run);
   }
 }

@@ -8,8 +8,11 @@ import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../errors';
 import type { Command, Op, Outcome } from './op';
 
-/** `base64`: values travel as base64 both ways. `text` (the default): UTF-8 text, or 422 for a value that is not. */
-export type Encoding = 'text' | 'base64';
+/**
+ * `base64`: values travel as base64 both ways. `text` (the default): UTF-8 text, or 422 for a value that is not.
+ * `bytes`: the input holds byte strings already and the answer keeps them (raw application/octet-stream strings).
+ */
+export type Encoding = 'text' | 'base64' | 'bytes';
 
 /** The request's encoding: a write's body field, a read's `?encoding=`, a batch's (or its item's) field. */
 export const encodingOf = (value: unknown): Encoding => (value === 'base64' ? 'base64' : 'text');
@@ -165,6 +168,7 @@ function asBytes(op: Op, bytes: boolean, convert: (s: string) => string): Op {
  */
 export function withEncoding(op: Op, encoding: Encoding): Op {
   if (encoding === 'base64') return asBytes(op, true, base64);
+  if (encoding === 'bytes') return asBytes(op, true, (s) => s);
   const fields = op.values;
   if (!fields || fields.length === 0) return op;
   if (op.writes) return op.pops ? asBytes(op, false, strictText) : op;

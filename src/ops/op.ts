@@ -21,6 +21,8 @@ export interface Outcome {
   readonly body: Record<string, unknown>;
   /** The key's ETag (quoted), when the request asked for it (see etag.ts); sent as the ETag header. */
   readonly etag?: string;
+  /** Answered as these bytes (application/octet-stream) instead of the JSON body. */
+  readonly bytes?: Buffer;
 }
 
 /**
