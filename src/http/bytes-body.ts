@@ -6,7 +6,7 @@ const OCTETS = 'application/octet-stream';
 
 /** Whether the client asks for raw bytes rather than JSON (an Accept naming application/octet-stream, not JSON). */
 export function wantsBytes(accept: string | undefined): boolean {
-  return accept !== undefined && accept.includes(OCTETS) && !accept.includes('json');
+  return accept?.includes(OCTETS) === true && !accept.includes('json');
 }
 
 /**

@@ -47,9 +47,13 @@ export function sampleRequest(t: TestApp, op: Operation, authorization?: string)
   const doc = t.context.contract.document as unknown as Doc;
   const item = doc.paths[op.path];
   const requestBody = item && deref<Doc['paths'][string]>(doc, item)[op.method]?.requestBody;
-  const media = requestBody && deref<Body>(doc, requestBody).content['application/json'];
+  const content = requestBody && deref<Body>(doc, requestBody).content;
+  const media = content?.['application/json'];
   const body = media?.example ?? Object.values(media?.examples ?? {})[0]?.value;
   const req = request(t.data)[op.method](url);
   if (authorization) req.set('Authorization', authorization);
+  // A body of raw bytes (PUT /store/string/{key}).
+  if (content?.['application/octet-stream'])
+    return req.type('application/octet-stream').send(Buffer.from('v'));
   return body === undefined ? req : req.send(body as object);
 }
