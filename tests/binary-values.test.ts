@@ -122,6 +122,21 @@ describe('sets, lists and sorted sets', () => {
   });
 });
 
+test('when a waiting pop in base64 gets bytes pushed meanwhile, then it answers them in base64', async () => {
+  const bytes = allBytes();
+  const waiting = new Promise<request.Response>((resolve, reject) =>
+    api().post('/store/list/b-wait/pop').send({ wait: 20, encoding: 'base64' }).then(resolve, reject),
+  );
+  const waiters = t.context.store.waiters as { waiting: number };
+  const end = Date.now() + 20_000;
+  while (waiters.waiting === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  await api()
+    .post('/store/list/b-wait/push')
+    .send({ values: [b64(bytes)], encoding: 'base64' })
+    .expect(201);
+  expect((await waiting).body.values).toEqual([b64(bytes)]);
+});
+
 describe('batches', () => {
   test('when a batch says base64, then its items write and read bytes; an item may say text for itself', async () => {
     const bytes = allBytes();
@@ -143,6 +158,39 @@ describe('batches', () => {
     expect(text.value).toBe('plain text');
     expect(counter.value).toBe(1);
     expect((await t.raw.getBuffer(raw('b-b1')))?.equals(bytes)).toBe(true);
+  });
+
+  test('when hash, set, list and sorted set batches say base64, then every item round-trips bytes', async () => {
+    const [a, b] = [allBytes(), NOT_UTF8];
+    const batch = (family: string, operations: object[]) =>
+      api().post(`/store/${family}/batch`).send({ encoding: 'base64', operations }).expect(200);
+    const hash = await batch('hash', [
+      { type: 'set', key: 'b-bh2', fields: { [b64(a)]: b64(b) } },
+      { type: 'setField', key: 'b-bh2', field: b64(b), value: b64(a) },
+      { type: 'getField', key: 'b-bh2', field: b64(a) },
+      { type: 'get', key: 'b-bh2' },
+    ]);
+    expect(hash.body.results[2].value).toBe(b64(b));
+    expect(hash.body.results[3].fields).toEqual({ [b64(a)]: b64(b), [b64(b)]: b64(a) });
+    const set = await batch('set', [
+      { type: 'add', key: 'b-bs2', members: [b64(a)] },
+      { type: 'addMember', key: 'b-bs2', member: b64(b) },
+      { type: 'get', key: 'b-bs2' },
+    ]);
+    expect([...set.body.results[2].members].sort()).toEqual([b64(a), b64(b)].sort());
+    const list = await batch('list', [
+      { type: 'push', key: 'b-bl2', values: [b64(a), b64(b)] },
+      { type: 'range', key: 'b-bl2' },
+    ]);
+    expect(list.body.results[1].values).toEqual([b64(a), b64(b)]);
+    const zset = await batch('zset', [
+      { type: 'add', key: 'b-bz2', members: { [b64(a)]: 1 } },
+      { type: 'get', key: 'b-bz2' },
+    ]);
+    expect(zset.body.results[1].members).toEqual([{ member: b64(a), score: 1 }]);
+    expect(
+      (await t.raw.lrangeBuffer(raw('b-bl2').toString(), 0, -1)).map((x) => x.equals(a) || x.equals(b)),
+    ).toEqual([true, true]);
   });
 
   test('when a batch reads a value that is not UTF-8 without base64, then that item fails with binary_value', async () => {

@@ -103,6 +103,17 @@ describe('a retried write', () => {
     expect(await t.raw.get(raw('idem-b2'))).toBe('2');
   });
 
+  test('when a DELETE of any key is retried after the key was written again, then the replay deletes nothing', async () => {
+    const key = newKey();
+    await t.raw.set(raw('idem-d'), 'x');
+    const first = await api().delete('/store/keys/idem-d').set('Idempotency-Key', key).expect(200);
+    expect(first.body.deleted).toBe(true);
+    await t.raw.set(raw('idem-d'), 'y');
+    const retry = await api().delete('/store/keys/idem-d').set('Idempotency-Key', key).expect(200);
+    expect(retry.body).toEqual(first.body);
+    expect(await t.raw.get(raw('idem-d'))).toBe('y');
+  });
+
   test('when the service restarts between the write and its retry, then the new app replays the answer', async () => {
     const key = newKey();
     const first = await api()

@@ -154,10 +154,16 @@ const marked = (c: Command, bytes: boolean): Command => ({
 /** `op` reading (and, given `bytes`, writing) byte strings; its value fields converted by `convert`. */
 function asBytes(op: Op, bytes: boolean, convert: (s: string) => string): Op {
   const fields = op.values ?? [];
+  const { whenEmpty } = op;
   return {
     ...op,
     commands: op.commands.map((c) => marked(c, bytes)),
     result: (replies) => convertOutcome(op.result(replies.map(byteStrings)), fields, convert),
+    // A list pop's wait (list-wait.ts) reads its items as bytes too.
+    ...(whenEmpty && {
+      whenEmpty: async (store, abandoned) =>
+        convertOutcome(await whenEmpty(store, abandoned, true), fields, convert),
+    }),
   };
 }
 

@@ -130,7 +130,7 @@ export async function runBlocking(
   if (store.fence?.closed) throw failingOver();
   const redisKey = store.keyspace.user(command.keys[0] ?? '');
   const [err, value] = await withDeadline(
-    client.call(command.name, ...args(redisKey)),
+    call(client, command, args(redisKey)),
     waitMs + store.deadlineMs,
   ).then(ok, failed);
   if (err) throw replyError(err, command);
@@ -146,6 +146,17 @@ export async function runBlocking(
     if (Number(confirmed) < durable.replicas) throw unconfirmed(durable);
   }
   return value;
+}
+
+/** A command on `client`, its replies as Buffers when it asks for them (ioredis's `...Buffer` command methods). */
+function call(client: RedisClient, command: Command, args: (string | number)[]): Promise<unknown> {
+  if (!command.buffers) return client.call(command.name, ...args);
+  // callBuffer loses the command's name under auto-pipelining (ioredis 5): the named method keeps it.
+  const method = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[
+    `${command.name.toLowerCase()}Buffer`
+  ];
+  if (!method) throw new Error(`no Buffer method for ${command.name}`);
+  return method.apply(client, args);
 }
 
 export interface BatchOutcome {
