@@ -49,11 +49,18 @@ export async function sendIdempotent(
 ): Promise<Reply | Recorded> {
   const record = recordKey(store, idem, keys[0] ?? '');
   const buffers = name.endsWith('Buffer');
-  const claim = store.redis.idempotentClaimBuffer(record, idem.token, idem.fingerprint, idem.lockMs);
-  const [state, fingerprint, last] = (await withDeadline(claim, store.deadlineMs)).map((b) => b ?? null);
+  const claimArgs = [record, idem.token, idem.fingerprint, idem.lockMs] as const;
+  const claim = await withDeadline(store.redis.idempotentClaimBuffer(...claimArgs), store.deadlineMs);
+  const [state, fingerprint, last] = claim.map((b) => b ?? null);
   if (String(state) !== 'new') {
     if (String(fingerprint) !== idem.fingerprint) throw mismatch();
     if (String(state) === 'pending') throw inUse(Number(last));
+    // With replicas to confirm writes, a replay is answered only once they hold the recorded write, as the first
+    // answer would have been: the claim again through the durable writer, whose WAIT covers its earlier writes.
+    if (store.durable) {
+      const [err] = await sendScript(store, slot, 'idempotentClaimBuffer', () => [...claimArgs], true);
+      if (err) throw err;
+    }
     idem.replayed = true;
     return replay(last as Buffer, buffers);
   }
