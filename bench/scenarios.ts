@@ -118,7 +118,11 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
     id: 'raw-get',
     title: 'GET string bytes (64 KiB, octet-stream)',
     opsPerRequest: 1,
-    request: { method: 'GET', path: `/store/string/${RAW_KEY}`, headers: { accept: 'application/octet-stream' } },
+    request: {
+      method: 'GET',
+      path: `/store/string/${RAW_KEY}`,
+      headers: { accept: 'application/octet-stream' },
+    },
     seed: async (redis) => {
       await redis.set(RAW_KEY, RAW_VALUE);
     },

@@ -37,7 +37,8 @@ describe('with SVC_REDIS_WAIT_REPLICAS=1', () => {
 
   test('when an increment is unconfirmed (503) and retried, then it is applied once: replayed once confirmed', async () => {
     const key = randomUUID();
-    const incr = () => request(t.data).post('/store/string/d-c/incr').set('Idempotency-Key', key).send({ by: 1 });
+    const incr = () =>
+      request(t.data).post('/store/string/d-c/incr').set('Idempotency-Key', key).send({ by: 1 });
     expect((await incr()).status).toBe(201);
     // The replica is away: the next write reaches the primary but is not confirmed.
     const other = randomUUID();
@@ -58,7 +59,10 @@ describe('with SVC_REDIS_WAIT_REPLICAS=1', () => {
     }
     let retried: request.Response | undefined;
     for (const until = Date.now() + 20_000; Date.now() < until; await sleep(200)) {
-      retried = await request(t.data).post('/store/string/d-c/incr').set('Idempotency-Key', other).send({ by: 1 });
+      retried = await request(t.data)
+        .post('/store/string/d-c/incr')
+        .set('Idempotency-Key', other)
+        .send({ by: 1 });
       if (retried.status !== 503) break;
     }
     expect(retried?.status).toBe(200);
@@ -77,7 +81,10 @@ describe('on a Redis Cluster with the change feed', () => {
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    t = await testApp('idem-cluster', { SVC_REDIS_CLUSTER_NODES: cluster.nodes, SVC_CHANGES_ENABLED: 'true' });
+    t = await testApp('idem-cluster', {
+      SVC_REDIS_CLUSTER_NODES: cluster.nodes,
+      SVC_CHANGES_ENABLED: 'true',
+    });
     raw = new Cluster(
       cluster.nodes.split(',').map((hp) => ({ host: hp.split(':')[0], port: Number(hp.split(':')[1]) })),
     );
