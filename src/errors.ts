@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   changes_reset: 410,
   precondition_failed: 412,
   payload_too_large: 413,
+  reply_too_large: 413,
   unsupported_media_type: 415,
   not_a_number: 422,
   idempotency_key_mismatch: 422,

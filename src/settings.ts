@@ -1,5 +1,5 @@
 // Every SVC_* setting, declared once: where it goes in Config, its schema, reload and info behaviour, meaning.
-import { hostPorts, parseTrustProxy, type Setting } from './setting';
+import { hostPorts, parseOrigins, parseTrustProxy, type Setting } from './setting';
 
 const int = (def: number, minimum: number, maximum = 2147483647) =>
   ({ type: 'integer', default: def, minimum, maximum }) as const;
@@ -35,6 +35,13 @@ export const SETTINGS = {
     schema: int(256, 0),
     info: 'max_connections_per_ip',
     description: 'open connections per client address and process (`0`: no cap); see below',
+  },
+  SVC_IPV6_PREFIX_LENGTH: {
+    path: 'ipv6PrefixLength',
+    schema: int(64, 1, 128),
+    info: 'ipv6_prefix_length',
+    description:
+      'IPv6 clients are grouped by this network prefix (one /64 is one client) for the connection cap and rate limits',
   },
   SVC_HEADERS_TIMEOUT_MS: {
     path: 'headersTimeoutMs',
@@ -133,6 +140,19 @@ export const SETTINGS = {
     info: 'batch_max_operations',
     description: 'most operations in one batch',
   },
+  SVC_MAX_REPLY_ELEMENTS: {
+    path: 'limits.maxReplyElements',
+    schema: int(100000, 1000),
+    info: 'max_reply_elements',
+    description: 'most elements one request reads from Redis (batches, set algebra; `413 reply_too_large`)',
+  },
+  SVC_MAX_REPLY_BYTES: {
+    path: 'limits.maxReplyBytes',
+    schema: int(16777216, 1024),
+    info: 'max_reply_bytes',
+    description:
+      'most bytes of values one request reads from Redis, checked before reading (`413 reply_too_large`)',
+  },
   SVC_LIST_MAX_WAIT: {
     path: 'limits.listMaxWait',
     schema: int(30, 1, 300),
@@ -150,6 +170,13 @@ export const SETTINGS = {
     schema: int(86400, 1),
     info: 'idempotency_ttl_seconds',
     description: 'how long the outcome of a write is kept for retries with the same `Idempotency-Key`',
+  },
+  SVC_LIST_MAX_WAITERS_PER_CLIENT: {
+    path: 'listMaxWaitersPerClient',
+    schema: int(4, 1, 10000),
+    info: 'list_max_waiters_per_client',
+    description:
+      'waiting list pops one credential (or, without one, one client address) holds at once (`429` beyond)',
   },
   SVC_ADMIN_ENABLED: {
     path: 'admin.enabled',
@@ -219,6 +246,15 @@ export const SETTINGS = {
     info: 'protected_mode',
     description: 'with no credentials configured, answer loopback clients only',
   },
+  SVC_CORS_ORIGINS: {
+    path: 'corsOrigins',
+    schema: str('', { pattern: '^(\\*|(https?://[^,/\\s]+)(,https?://[^,/\\s]+)*)?$', maxLength: 8192 }),
+    parse: parseOrigins,
+    live: true,
+    info: 'cors_origins',
+    description:
+      'browser origins allowed to call the API (CORS), comma-separated `scheme://host[:port]`, or `*`; any other `Origin` is refused (`403`)',
+  },
   SVC_API_KEYS: {
     path: 'auth.apiKeys',
     schema: str(),
@@ -285,6 +321,20 @@ export const SETTINGS = {
     schema: str('X-Request-ID', { pattern: '^[A-Za-z0-9-]{1,64}$' }),
     description: 'request id header name',
   },
+  SVC_UPSTASH_ENABLED: {
+    path: 'upstash.enabled',
+    schema: bool(true),
+    info: 'upstash_enabled',
+    description: 'the Upstash-compatible command endpoint at `/upstash` (docs/upstash.md)',
+  },
+  SVC_UPSTASH_SCRIPT_PERMISSION: {
+    path: 'upstash.scriptPermission',
+    schema: oneOf(['admin', 'write'], 'admin'),
+    info: 'upstash_script_permission',
+    live: true,
+    description:
+      'permission that EVAL / FCALL need at `/upstash` (`write` for @upstash/ratelimit; see docs/upstash.md for the risk)',
+  },
   SVC_CHANGES_ENABLED: {
     path: 'changes.enabled',
     schema: bool(false),
@@ -303,6 +353,13 @@ export const SETTINGS = {
     schema: int(1000, 1),
     info: 'changes_max_subscribers',
     description: 'SSE, WebSocket and long-poll subscribers per process at once (`503` beyond)',
+  },
+  SVC_CHANGES_MAX_SUBSCRIBERS_PER_CLIENT: {
+    path: 'changes.maxSubscribersPerClient',
+    schema: int(100, 1),
+    info: 'changes_max_subscribers_per_client',
+    description:
+      'subscribers one credential (or, without one, one client address) holds at once (`429` beyond)',
   },
   SVC_CHANGES_BUFFER: {
     path: 'changes.buffer',

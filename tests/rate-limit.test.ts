@@ -280,7 +280,7 @@ describe('a busy client (the increments of one turn go to Redis together)', () =
 });
 
 describe('when Redis is down', () => {
-  test('then the limiter lets requests through and the data call answers 503 on its own', async () => {
+  test('then an anonymous request, which the limiter cannot count, is refused with 503 (fail closed)', async () => {
     const server = await startRedisServer();
     const config = loadConfig({ ...LIMITED, SVC_REDIS_URL: server.url, SVC_PROTECTED_MODE: 'false' });
     const redis = createRedis(config);

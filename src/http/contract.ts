@@ -24,6 +24,8 @@ export interface Operation {
   readonly hasBody: boolean;
   /** The body is raw bytes (application/octet-stream): read as a Buffer (http/bytes-body.ts). */
   readonly bytesBody: boolean;
+  /** The request headers the contract names for it (If-Match, Last-Event-ID, ...), as written there. */
+  readonly headers: readonly string[];
   /** Validates params, headers and body; returns them typed or throws a 400-family ApiError. */
   validate(input: { params: unknown; headers: unknown; query?: unknown; body: unknown }): RequestInput;
 }
@@ -133,6 +135,7 @@ export class Contract {
       permission: (op['x-permission'] as Permission) ?? 'admin',
       hasBody: Boolean(bodySchema),
       bytesBody: Boolean((requestBody?.content as Json | undefined)?.['application/octet-stream']),
+      headers: parameters.filter((p) => p.in === 'header').map((p) => p.name),
       validate(input) {
         for (const header of refused) {
           if ((input.headers as Record<string, unknown>)[header] !== undefined)
@@ -332,7 +335,11 @@ function toIntegers(query: unknown, names: string[]): unknown {
   const copy: Record<string, unknown> = { ...query };
   for (const name of names) {
     const value = copy[name];
-    if (typeof value === 'string' && /^-?\d{1,15}$/.test(value)) copy[name] = Number(value);
+    if (typeof value !== 'string' || !/^-?\d{1,400}$/.test(value)) continue;
+    // Every safe integer converts exactly; a larger one converts too, so that the schema's minimum or maximum
+    // names the problem rather than `must be integer` (2^53 + 1 becomes 2^53, still over the maximum).
+    const number = Number(value);
+    if (Number.isSafeInteger(number) || Math.abs(number) > Number.MAX_SAFE_INTEGER) copy[name] = number;
   }
   return copy;
 }

@@ -1,13 +1,14 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
-import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { rateLimit } from 'express-rate-limit';
 import type { Cluster } from 'ioredis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
+import { clientNetworks } from './client-address';
 import type { Context } from './context';
 import { CoalescingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
+import { markUncounted } from './uncounted';
 
 type Settings = Config['rateLimit'];
 interface Budget {
@@ -21,7 +22,8 @@ const BUDGETS: Record<Family, (s: Settings) => Budget> = {
   admin: (s) => ({ limit: s.adminRequests, windowSeconds: s.adminWindowSeconds }),
 };
 
-const ADMIN_PATH = new RegExp(`^(${PREFIXES.join('|')})/admin(/|$)`);
+// Case-insensitive as Express's routing is: `/STORE/ADMIN/stats` is served, so it counts on the admin budget.
+const ADMIN_PATH = new RegExp(`^(${PREFIXES.join('|')})/admin(/|$)`, 'i');
 /** Works wherever the middleware is mounted (at the root or under a prefix). */
 const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
 
@@ -78,12 +80,11 @@ function proxyWarning(req: Request, trustProxy: Config['trustProxy']): string | 
 }
 
 /**
- * The client's key: its address, or its /56 network for IPv6 (express-rate-limit's own rule). Synchronous, unlike
- * the default, and parsing an IPv6 address (about 5 µs) happens once per address. Like the default, it warns
- * once about a proxy setting that defeats the limit.
+ * The client's key: its address, or for IPv6 its network (SVC_IPV6_PREFIX_LENGTH, see client-address.ts).
+ * Synchronous, unlike the default. Like the default, it warns once about a proxy setting that defeats the limit.
  */
 function clientKey(ctx: Context): (req: Request) => string {
-  const networks = new Map<string, string>();
+  const network = clientNetworks(ctx.config.ipv6PrefixLength);
   let warned = false;
   return (req) => {
     if (!warned) {
@@ -91,18 +92,9 @@ function clientKey(ctx: Context): (req: Request) => string {
       if (warning) ctx.logger.warn('rate limiter', { cause: warning });
       warned = warning !== undefined;
     }
-    const ip = req.ip ?? '';
-    if (!isIPv6(ip)) return ip;
-    let key = networks.get(ip);
-    if (key === undefined) {
-      if (networks.size >= IPV6_CACHE_MAX) networks.clear();
-      key = ipKeyGenerator(ip);
-      networks.set(ip, key);
-    }
-    return key;
+    return network(req.ip ?? '');
   };
 }
-const IPV6_CACHE_MAX = 10_000;
 
 function tooMany(req: Request, family: Family, windowSeconds: number): ApiError {
   const info = (req as Request & { rateLimit?: { limit: number; resetTime?: Date } }).rateLimit;
@@ -132,17 +124,18 @@ function build(ctx: Context, family: Family, windowSeconds: number): RequestHand
     standardHeaders: 'draft-6',
     legacyHeaders: false,
     store,
-    passOnStoreError: true,
+    // A counter call that fails rejects the handler's promise: see `limiter` for what happens then.
+    passOnStoreError: false,
     keyGenerator: clientKey(ctx),
     handler: (req, _res, next) => next(tooMany(req, family, windowSeconds)),
     // Limiters are (re)built on first use and after a reload changes the window, i.e. inside a request.
-    validate: { creationStack: false },
+    // keyGeneratorIpFallback: clientKey groups IPv6 addresses itself (client-address.ts), as ipKeyGenerator would.
+    validate: { creationStack: false, keyGeneratorIpFallback: false },
     logger: {
       warn: (err) => ctx.logger.warn('rate limiter', { cause: (err as Error).message }),
       error: (err) => {
         const cause = (err as Error).message;
-        if ((err as Error).name === 'ValidationError') ctx.logger.warn('rate limiter', { cause });
-        else ctx.logger.debug('rate limiter store failed; request let through', { cause });
+        ctx.logger.warn('rate limiter', { cause });
       },
     },
   });
@@ -155,7 +148,16 @@ function limiter(ctx: Context, family: Family): RequestHandler {
     const { windowSeconds } = BUDGETS[family](ctx.config.rateLimit);
     if (current?.windowSeconds !== windowSeconds)
       current = { windowSeconds, handler: build(ctx, family, windowSeconds) };
-    return current.handler(req, res, next);
+    // express-rate-limit hands a failed counter call to `next` as an error (passOnStoreError: false); our 429 is
+    // an ApiError and goes on as it is.
+    return current.handler(req, res, (err?: unknown) => {
+      if (err === undefined || err instanceof ApiError || typeof err === 'string') return next(err);
+      ctx.logger.debug('rate limiter store failed; authentication decides', {
+        cause: (err as Error).message,
+      });
+      markUncounted(res);
+      next();
+    });
   };
 }
 

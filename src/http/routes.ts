@@ -6,6 +6,7 @@ import type { Op } from '../ops/op';
 import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
 import { bytesBody } from './bytes-body';
+import { clientIdentity } from './client-address';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
 import { idempotencyOf, markReplay } from './idempotency-key';
@@ -29,6 +30,7 @@ export class Routes {
   /** The operations of this group; an app's 404/405 fallback knows only those of the groups it serves. */
   readonly served: Operation[] = [];
   private readonly jsonBody: RequestHandler;
+  private readonly clientOf: ReturnType<typeof clientIdentity>;
 
   constructor(
     private readonly ctx: Context,
@@ -36,6 +38,7 @@ export class Routes {
     private readonly guards: RequestHandler,
   ) {
     this.jsonBody = jsonBody(ctx.config.limits.maxBodyBytes);
+    this.clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
   }
 
   /** Parses a JSON body; the route is named first, so that a bad body is logged and counted under it. */
@@ -53,9 +56,14 @@ export class Routes {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
       const idem = op.writes ? idempotencyOf(this.ctx, req, res) : undefined;
-      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res), idem).finally(() =>
-        markReplay(res, idem),
-      );
+      const waits = op.whenEmpty !== undefined;
+      const outcome = await runOp(
+        this.ctx.store,
+        op,
+        waits ? abandoned(res) : undefined,
+        idem,
+        waits ? this.clientOf(req, res) : undefined,
+      ).finally(() => markReplay(res, idem));
       if (outcome.bytes) sendBytes(res, outcome, input.headers['if-none-match']);
       else if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
       else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
@@ -64,16 +72,22 @@ export class Routes {
 
   /**
    * A route with its own handler (batches, admin); input is validated before it runs. The caller's permission
-   * is checked before the input is validated, so that a client without it learns nothing from 400s; a batch, whose
-   * permission depends on its items, checks for itself (`checkPermission: false`).
+   * is checked before the input is validated, so that a client without it learns nothing from 400s and costs no
+   * validation; a batch, whose permission depends on its items, passes `authorize` (run instead, on the raw request).
    */
-  custom(method: Method, path: string, handler: Handler, { checkPermission = true } = {}): void {
+  custom(
+    method: Method,
+    path: string,
+    handler: Handler,
+    { authorize }: { authorize?: (req: Request, res: Response) => void } = {},
+  ): void {
     const operation = this.ctx.contract.operation(method, path);
     this.served.push(operation);
     this.ctx.served.push(operation);
     const run: RequestHandler = (req, res) => {
       res.locals.route = path;
-      if (checkPermission) this.ctx.access.authorize(res, operation.permission, []);
+      if (authorize) authorize(req, res);
+      else this.ctx.access.authorize(res, operation.permission, []);
       if (operation.hasBody) requireJson(req);
       const input = operation.validate({
         params: req.params,
@@ -81,6 +95,8 @@ export class Routes {
         query: req.query,
         body: req.body,
       });
+      // After validation: a POST whose body is required and missing is a 400 that runs nothing either way.
+      if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
     const body = operation.hasBody
@@ -110,8 +126,28 @@ function requireJson(req: Request): void {
   }
 }
 
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const BEARER = /^\s*bearer\s/i;
+
+/**
+ * A POST must carry what a form or a no-cors fetch cannot send without a CORS preflight: a JSON Content-Type, or
+ * a Bearer Authorization header (a browser adds remembered Basic credentials by itself; never a Bearer token).
+ * Routes that take no body (a set pop, the admin flush) are otherwise one `<form method=post>` away.
+ */
+function refuseSimplePost(req: Request): void {
+  const type = req.headers['content-type'];
+  if (type !== undefined && JSON_TYPE.test(type)) return;
+  if (BEARER.test(req.headers.authorization ?? '')) return;
+  throw new ApiError(
+    'unsupported_media_type',
+    `A POST needs Content-Type: application/json (even without a body) or a Bearer Authorization header, not '${
+      type?.slice(0, 100) ?? 'none'
+    }': so that no HTML form or no-cors fetch from a web page can trigger it`,
+  );
+}
+
 /** '/store/string/{key}' -> ['/store/string/:key', '/api/string/:key']: the Express paths under every prefix. */
-function underPrefixes(path: string): string[] {
+export function underPrefixes(path: string): string[] {
   const relative = path.replace(/^\/store/, '').replace(/\{(\w+)\}/g, ':$1');
   return PREFIXES.map((prefix) => prefix + relative);
 }
@@ -129,13 +165,16 @@ export function fallback(operations: readonly Operation[]): RequestHandler {
       ...new Set(paths.filter((p) => p.matches.some((m) => m(req.path))).flatMap((p) => p.methods)),
     ];
     if (allowed.length === 0) throw new ApiError('unknown_endpoint', `No endpoint ${req.method} ${req.path}`);
-    if (allowed.includes('GET')) allowed.push('HEAD');
-    throw new ApiError(
-      'method_not_allowed',
-      `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`,
-      {
-        headers: { Allow: allowed.join(', ') },
-      },
-    );
+    throw methodNotAllowed(req, allowed);
   };
+}
+
+/** 405 with Allow for a path served with other `methods` (HEAD added wherever GET is). */
+export function methodNotAllowed(req: Request, methods: readonly string[]): ApiError {
+  const allowed = methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+  return new ApiError(
+    'method_not_allowed',
+    `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`,
+    { headers: { Allow: allowed.join(', ') } },
+  );
 }

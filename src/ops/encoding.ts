@@ -161,8 +161,8 @@ function asBytes(op: Op, bytes: boolean, convert: (s: string) => string): Op {
     result: (replies) => convertOutcome(op.result(replies.map(byteStrings)), fields, convert),
     // A list pop's wait (list-wait.ts) reads its items as bytes too.
     ...(whenEmpty && {
-      whenEmpty: async (store, abandoned) =>
-        convertOutcome(await whenEmpty(store, abandoned, true), fields, convert),
+      whenEmpty: async (store, abandoned, client) =>
+        convertOutcome(await whenEmpty(store, abandoned, client, true), fields, convert),
     }),
   };
 }

@@ -37,10 +37,10 @@ async function popped(store: Store, key: string): Promise<void> {
  */
 export function blockingPop({ key, end, count, wait }: WaitInput) {
   /** `bytes`: the items as byte strings (ops/encoding.ts), read as Buffers. */
-  return async (store: Store, abandoned: AbortSignal, bytes = false): Promise<Outcome> => {
+  return async (store: Store, abandoned: AbortSignal, client: string, bytes = false): Promise<Outcome> => {
     const { waiters } = store;
     if (!waiters) throw new ApiError('service_unavailable', 'Waiting pops are not available here');
-    const conn = await waiters.acquire();
+    const conn = await waiters.acquire(client);
     let reusable = false;
     const leave = () => waiters.drop(conn);
     abandoned.addEventListener('abort', leave, { once: true });
@@ -66,7 +66,7 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
       return { status: 200, body: { success: true, values: items } };
     } finally {
       abandoned.removeEventListener('abort', leave);
-      waiters.release(conn, reusable && !abandoned.aborted);
+      waiters.release(conn, reusable && !abandoned.aborted, client);
     }
   };
 }

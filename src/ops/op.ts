@@ -37,9 +37,15 @@ export interface Op {
   result(replies: unknown[]): Outcome;
   /**
    * Run by a route (never by a batch) instead of answering 404 not_found: a list pop's bounded wait for an item
-   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away.
+   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away; `client` is who the wait counts against
+   * (a credential or an address: SVC_LIST_MAX_WAITERS_PER_CLIENT).
    */
-  readonly whenEmpty?: (store: Store, abandoned: AbortSignal, bytes?: boolean) => Promise<Outcome>;
+  readonly whenEmpty?: (
+    store: Store,
+    abandoned: AbortSignal,
+    client: string,
+    bytes?: boolean,
+  ) => Promise<Outcome>;
   /** The answer's fields that hold stored values (encoded under `encoding: base64`, checked as UTF-8 otherwise). */
   readonly values?: readonly string[];
   /** The operation removes the values it answers (a pop): it cannot be run again to read them as bytes. */

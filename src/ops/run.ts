@@ -7,7 +7,7 @@ import { Reread, toBytes } from './encoding';
 import { refusedWhole } from './etag';
 import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
 import type { Command, Op, Outcome } from './op';
-import { replyError } from './replies';
+import { replyError, tooLarge } from './replies';
 import {
   argv,
   failed,
@@ -63,6 +63,7 @@ export async function runOp(
   op: Op,
   abandoned?: AbortSignal,
   idem?: Idempotency,
+  client = '',
 ): Promise<Outcome> {
   const [command] = op.commands;
   const once = op.writes ? idem : undefined;
@@ -88,7 +89,8 @@ export async function runOp(
   }
   if (outcome instanceof Reread && op.reread) return runOp(store, op.reread());
   if (outcome instanceof ApiError) {
-    if (op.whenEmpty && outcome.type === 'not_found') return waitThenRecord(store, op, abandoned, once);
+    if (op.whenEmpty && outcome.type === 'not_found')
+      return waitThenRecord(store, op, abandoned, once, client);
     throw outcome;
   }
   return outcome;
@@ -100,12 +102,13 @@ async function waitThenRecord(
   op: Op,
   abandoned: AbortSignal | undefined,
   idem: Idempotency | undefined,
+  client: string,
 ): Promise<Outcome> {
   const wait = op.whenEmpty as NonNullable<Op['whenEmpty']>;
   const signal = abandoned ?? new AbortController().signal;
-  if (!idem) return wait(store, signal);
+  if (!idem) return wait(store, signal, client);
   const redisKey = store.keyspace.user(op.keys[0] ?? '');
-  const outcome = await wait(store, signal).catch(async (err: unknown) => {
+  const outcome = await wait(store, signal, client).catch(async (err: unknown) => {
     await finish(store, redisKey, idem, toApiError(err));
     throw err;
   });
@@ -231,6 +234,7 @@ async function exec(
       : await sendScript(store, slot, method, () => [keys.length, keys, tail()], writes);
   if (isRecorded(reply)) throw new Error('a batch has no recorded outcome');
   const [err, replies] = reply;
+  if (err?.message.startsWith('REPLY_TOO_LARGE ')) throw tooLarge(err.message);
   if (err) throw err;
   return (replies as unknown[]).map((r, i): Reply => {
     if (r instanceof Error) return [r, null];

@@ -15,6 +15,7 @@ import {
   valued,
   writeOp,
 } from './op';
+import { type PageInput, paged, pageOp } from './pages';
 
 /** `ifAbsent` is `If-None-Match: *`: write only when the key does not exist yet. */
 export interface SetAddInput extends KeyInput, CollectionWrite {
@@ -72,17 +73,24 @@ const memberOp = (...args: Parameters<typeof elementOp>): Op => valued(elementOp
 export function setOps() {
   return {
     ...keyOps('set'),
-    get: ({ key }: KeyInput) =>
+    /** The whole set (at most UNPAGED_MAX members), or one page of it with `cursor`/`limit` (ops/pages.ts). */
+    get: ({ key, ...page }: KeyInput & PageInput) =>
       valued(
-        readOp(
-          'set',
-          key,
-          (reply) => {
-            const [members, ttl] = present(reply, key) as [string[], number];
-            return ok({ members, cardinality: members.length, ttl });
-          },
-          'SMEMBERS',
-        ),
+        paged(page)
+          ? pageOp('set', key, page, (p) => {
+              const { items, size, ttl, cursor, complete } = present(p, key);
+              return ok({ members: items, cardinality: size, ttl, cursor, complete });
+            })
+          : readOp(
+              'set',
+              key,
+              (reply) => {
+                const [members, ttl] = present(reply, key) as [string[], number];
+                return ok({ members, cardinality: members.length, ttl });
+              },
+              'WHOLE',
+              'SMEMBERS',
+            ),
         'members',
       ),
     /** Merge (SADD) keeps the expiry; replace drops the old members and the expiry in the same script call. */
