@@ -31,8 +31,6 @@ function recordKey(store: Store, idem: Idempotency, redisKey: string): string {
   return store.keyspace.idempotency(idem.digest, tag);
 }
 
-const isReplyError = (err: Error | null) => err !== null && err.name === 'ReplyError';
-
 /**
  * Sends the writing script `name` (a `...Buffer` variant for Buffer replies) on `keys` (as Redis names them) with
  * `rest` (its arguments after the keys) under `idem`: claims the record first; a record already made answers its
@@ -50,7 +48,14 @@ export async function sendIdempotent(
   const record = recordKey(store, idem, keys[0] ?? '');
   const buffers = name.endsWith('Buffer');
   const claimArgs = [record, idem.token, idem.fingerprint, idem.lockMs] as const;
-  const claim = await withDeadline(store.redis.idempotentClaimBuffer(...claimArgs), store.deadlineMs);
+  // A claim not answered in time may still run when Redis catches up: the release, sent after it on the same
+  // connection, then ends it, so that the key is not left "in use" for a retry.
+  const claim = await withDeadline(store.redis.idempotentClaimBuffer(...claimArgs), store.deadlineMs).catch(
+    async (err: unknown) => {
+      await release(store, record, idem);
+      throw err;
+    },
+  );
   const [state, fingerprint, last] = claim.map((b) => b ?? null);
   if (String(state) !== 'new') {
     if (String(fingerprint) !== idem.fingerprint) throw mismatch();
@@ -82,8 +87,11 @@ export async function sendIdempotent(
     await release(store, record, idem);
     throw err;
   }
-  // Not answered (Redis unreachable, timed out): if the script did not run, a retry may run it.
-  if (reply[0] && !isReplyError(reply[0])) await release(store, record, idem);
+  // Any error: not answered (Redis unreachable, timed out), or refused before it recorded anything (OOM,
+  // READONLY, the feed's stream elsewhere): if the script did not record, a retry may run it. A script that did
+  // record (its reply is an error like PRECONDITION_FAILED or REPLY_TOO_LARGE) keeps its record: the release is a
+  // compare-and-delete on this request's token, which the record no longer holds.
+  if (reply[0]) await release(store, record, idem);
   if (reply[0]?.message === 'IDEM_LOST') throw inUse(1);
   return reply;
 }
