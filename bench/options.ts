@@ -26,6 +26,8 @@ export const PARTS = [
   'incr',
   'leaderboard',
   'batch',
+  'raw-get',
+  'raw-put',
   'upstash',
   'workers',
   'memory',

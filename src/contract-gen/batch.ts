@@ -21,6 +21,7 @@ export interface BatchFamily {
 }
 
 const schemaRef = (name: string) => ref('schemas', name);
+const hasSchema = (doc: Json, name: string) => name in (((doc.components as Json).schemas as Json) ?? {});
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** The fields of one item: `type`, `key`, the other path parameters, the query parameters, the body's fields. */
@@ -46,7 +47,9 @@ function itemSchema(doc: Json, e: BatchEntry): Json {
     required.push(...((schema.required as string[]) ?? []));
   }
   if (e.writes) properties.if_match = schemaRef('BatchIfMatch');
-  return { type: 'object', additionalProperties: false, required, properties };
+  // Once the contract declares value encodings, every item may name its own (else the batch's).
+  if (hasSchema(doc, 'Encoding')) properties.encoding ??= schemaRef('Encoding');
+  return { type: 'object', additionalProperties: false, required: [...new Set(required)], properties };
 }
 
 /** The success body of the route (its 200, else 201) as a schema of its own. */
@@ -134,6 +137,7 @@ export function batchSchemas(doc: Json, families: readonly BatchFamily[]): Json 
           description: `1..1,000 ${f.noun} operations (\`SVC_BATCH_MAX_OPERATIONS\`), run in this order in one transaction.`,
         },
         atomic: schemaRef('BatchAtomic'),
+        ...(hasSchema(doc, 'Encoding') ? { encoding: schemaRef('Encoding') } : {}),
       },
     };
     out[`${f.title}BatchOperation`] = {

@@ -113,21 +113,28 @@ function sample(doc: Json, schema: unknown): unknown {
 }
 
 /** Whether the route's operation writes: built, as a request would build it, from a sample request. */
-function writes(
-  doc: Json,
-  build: (input: RequestInput) => { writes: boolean },
-  op: Json,
-  where: string,
-): boolean {
+/** What the generator reads of a built operation: whether it writes, which answer fields hold stored values. */
+interface Built {
+  readonly writes: boolean;
+  readonly values?: readonly string[];
+}
+
+/** The route's operation, built as a request would build it, from a sample request. */
+function built(doc: Json, build: (input: RequestInput) => Built, op: Json, where: string): Built {
   const params: Record<string, string> = { key: 'k', field: 'f', member: 'm', index: '0' };
   let body: Json = {};
-  if (op.requestBody) {
-    const media = (resolve(doc, op.requestBody).content as Json)['application/json'] as Json;
+  const media = op.requestBody
+    ? ((resolve(doc, op.requestBody).content as Json)['application/json'] as Json | undefined)
+    : undefined;
+  if (media) {
     const example = Object.values((media.examples as Record<string, Json>) ?? {})[0]?.value ?? media.example;
     body = (example ?? sample(doc, media.schema)) as Json;
+  } else if (op.requestBody) {
+    // A body that is not JSON (raw bytes) reaches the route as a Buffer.
+    body = Buffer.from('x') as unknown as Json;
   }
   try {
-    return build({ params, headers: {}, query: {}, body }).writes;
+    return build({ params, headers: {}, query: {}, body });
   } catch (err) {
     throw new Error(`contract: ${where} does not build from a sample request: ${(err as Error).message}`);
   }
@@ -177,7 +184,8 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
     const template = (t.operations as Json)[route.op];
     if (!own && !template) throw new Error(`contract: ${route.method} ${route.path} is in no fragment`);
     const op = merge(template, own) as Json;
-    const w = writes(doc, route.build, op, `${route.method.toUpperCase()} ${route.path}`);
+    const run = built(doc, route.build, op, `${route.method.toUpperCase()} ${route.path}`);
+    const w = run.writes;
     const pathParams = (item.parameters as Json[]) ?? [];
     item[route.method] = completeOperation(
       op,
@@ -185,6 +193,7 @@ function familyPaths(doc: Json, family: Family, fragment: Fragment, templates: J
         method: route.method,
         permission: w ? 'write' : 'read',
         wholeRead: route.method === 'get' && route.op === wholeRead,
+        answersValues: (run.values?.length ?? 0) > 0,
       }),
       doc,
       pathParams,

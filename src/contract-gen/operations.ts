@@ -21,6 +21,8 @@ export interface OperationFacts {
   readonly wholeRead?: boolean;
   /** A family's batch: its 400 comes from its generated schemas, later (generate.ts, batchBadRequest). */
   readonly batch?: boolean;
+  /** Its answer holds stored values (ops/encoding.ts): one that is not text needs `encoding: base64` (422). */
+  readonly answersValues?: boolean;
 }
 
 const FORBIDDEN: Record<Permission, string> = {
@@ -160,10 +162,21 @@ export function completeOperation(
     add('401', 'Unauthorized');
     add('403', facts.forbidden ?? (facts.permission && FORBIDDEN[facts.permission]));
     add('409', key && facts.title && `${facts.title}WrongType`);
+    // Once the contract declares them: a write may meet its Idempotency-Key in use (409) or used for another
+    // request (422); a read of values may find one that is not text (422).
+    const declared = (name: string) =>
+      doc &&
+      isObject((doc.components as Json | undefined)?.responses) &&
+      name in ((doc.components as Json).responses as Json);
+    add('409', facts.permission === 'write' && declared('IdempotencyKeyInUse') && 'IdempotencyKeyInUse');
     add('412', params.includes('IfMatch') && 'PreconditionFailed');
     add('413', out.requestBody !== undefined && 'PayloadTooLarge');
     // A POST needs a JSON Content-Type (or a Bearer token) even without a body (http/browsers.ts).
     add('415', (out.requestBody !== undefined || facts.method === 'post') && 'UnsupportedMediaType');
+    add(
+      '422',
+      (facts.permission === 'write' || facts.answersValues) && declared('Unprocessable') && 'Unprocessable',
+    );
     add('429', 'TooManyRequests');
     add('500', 'ServerError');
     add('503', !out['x-no-redis'] && 'ServiceUnavailable');

@@ -68,13 +68,14 @@ export function withoutGeneratorKeys(value: unknown): unknown {
  * body here is JSON, so fragments leave out `content: {application/json: ...}` and this puts it back.
  */
 export function jsonBody(value: unknown): unknown {
-  if (!isObject(value) || value.content !== undefined || value.$ref !== undefined) return value;
+  if (!isObject(value) || value.$ref !== undefined) return value;
   if (value.schema === undefined && value.example === undefined && value.examples === undefined) return value;
-  const { schema, example, examples, ...rest } = value;
+  const { schema, example, examples, content, ...rest } = value;
   const media: Json = { schema };
   if (example !== undefined) media.example = example;
   if (examples !== undefined) media.examples = examples;
-  return { ...rest, content: { 'application/json': media } };
+  // Other media types (raw bytes) written out under `content` come first; JSON is the usual answer.
+  return { ...rest, content: { ...(content as Json | undefined), 'application/json': media } };
 }
 
 const OPERATION_METHODS = ['get', 'post', 'put', 'patch', 'delete'];

@@ -3,6 +3,7 @@ import type { IRouter, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { ApiError } from '../errors';
 import { jsonBody } from './body-limits';
+import { bytesBody } from './bytes-body';
 import type { Method, Operation, RequestInput } from './contract';
 import type { Transport } from './transport';
 
@@ -70,7 +71,11 @@ export class Routes {
       if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
-    const body = operation.hasBody ? [this.readBody(path)] : [];
+    const body = operation.hasBody
+      ? [this.readBody(path)]
+      : operation.bytesBody
+        ? [bytesBody(this.ctx.config.limits.maxValueBytes)]
+        : [];
     this.router[method](underPrefixes(path), this.guards, ...body, run);
   }
 }

@@ -37,7 +37,14 @@ async function popped(store: Store, key: string): Promise<void> {
  * is no longer there to read.
  */
 export function blockingPop({ key, end, count, wait }: WaitInput) {
-  return async (store: Store, abandoned: AbortSignal, client: string, block: Blocking): Promise<Outcome> => {
+  /** `bytes`: the items as byte strings (ops/encoding.ts), read as Buffers. */
+  return async (
+    store: Store,
+    abandoned: AbortSignal,
+    client: string,
+    block: Blocking,
+    bytes = false,
+  ): Promise<Outcome> => {
     const { waiters } = store;
     if (!waiters) throw new ApiError('service_unavailable', 'Waiting pops are not available here');
     const conn = await waiters.acquire(client);
@@ -46,7 +53,7 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
     abandoned.addEventListener('abort', leave, { once: true });
     try {
       if (abandoned.aborted) throw new ApiError('service_unavailable', 'The client went away');
-      const command = { name: 'BLMPOP', keys: [key], args: ['list'] };
+      const command = { name: 'BLMPOP', keys: [key], args: ['list'], buffers: bytes };
       const direction = end === 'left' ? 'LEFT' : 'RIGHT';
       const reply = await block(
         conn,
@@ -60,7 +67,9 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
       if (reply === null) {
         throw new ApiError('not_found', `Key '${key}' does not exist (the list stayed empty for ${wait} s)`);
       }
-      return { status: 200, body: { success: true, values: (reply as [string, string[]])[1] } };
+      const values = (reply as [string | Buffer, (string | Buffer)[]])[1];
+      const items = values.map((v) => (Buffer.isBuffer(v) ? v.toString('latin1') : v));
+      return { status: 200, body: { success: true, values: items } };
     } finally {
       abandoned.removeEventListener('abort', leave);
       waiters.release(conn, reusable && !abandoned.aborted, client);

@@ -5,8 +5,9 @@ import { runOp } from '../engine/run';
 import { clientIdentity } from '../http/client-address';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
-import { sendJson, sendTagged } from '../http/send';
+import { sendBytes, sendJson, sendTagged } from '../http/send';
 import type { Op } from '../ops/op';
+import { idempotencyOf, markReplay } from './idempotency-key';
 
 export function opRoute(
   routes: Routes,
@@ -21,14 +22,17 @@ export function opRoute(
   routes.custom(method, path, async (input, req, res) => {
     const op = build(input);
     ctx.access.authorize(res, permission, op.keys);
+    const idem = op.writes ? idempotencyOf(ctx, req, res) : undefined;
     const waits = op.whenEmpty !== undefined;
     const outcome = await runOp(
       ctx.store,
       op,
       waits ? abandoned(res) : undefined,
+      idem,
       waits ? clientOf(req, res) : undefined,
-    );
-    if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
+    ).finally(() => markReplay(res, idem));
+    if (outcome.bytes) sendBytes(res, outcome, input.headers['if-none-match']);
+    else if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
     else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
   });
 }

@@ -42,7 +42,14 @@ export interface paths {
          * @description Answers the value and its remaining TTL (`-1` when the key has no expiry).
          */
         get: operations["getString"];
-        put?: never;
+        /**
+         * Store raw bytes as a string
+         * @description Stores the request body, as is, under the key (`Content-Type: application/octet-stream`; any bytes, no JSON or base64): `201` when the key was created, `200` when an existing string was replaced. Read it back with `GET` and `Accept: application/octet-stream` (docs/binary-and-retries.md).
+         *
+         *     - As `POST`: the write replaces the whole value and clears any expiry unless `ttl` (here a query parameter) is given; a key of another type is `409 wrong_type`; `If-None-Match: *` writes only a new key (`409 key_exists`); `If-Match` checks the ETag (`412`).
+         *     - The body may be at most `SVC_MAX_VALUE_BYTES` (default 1 MiB): `413 payload_too_large`, refused before it is read when `Content-Length` announces more. Another `Content-Type` is `415 unsupported_media_type`. An empty body stores the empty string.
+         */
+        put: operations["putStringBytes"];
         /**
          * Create or replace a string
          * @description Stores `value` under the key: `201` when the key was created, `200` when an existing string was replaced.
@@ -1972,6 +1979,12 @@ export interface components {
             prefix: string | null;
         };
         /**
+         * @description How values travel (docs/binary-and-retries.md). `text` (the default): JSON strings of UTF-8 text; a stored value that is not valid UTF-8 is answered `422 binary_value`. `base64`: every value of the request and of the answer is base64 (RFC 4648), so any bytes can be stored and read: string values, hash field names and values, set and sorted set members, list elements. Keys, scores, counters and ETags stay text. Size limits apply to the decoded bytes. In a batch, the request's `encoding` applies to every item that names none.
+         * @default text
+         * @enum {string}
+         */
+        Encoding: "text" | "base64";
+        /**
          * @description A string value (string key or hash field). Must be a JSON string: a number, boolean, object, array or `null` is `400 invalid_value`. The empty string is allowed. At most 1 MiB (1,048,576 bytes, `SVC_MAX_VALUE_BYTES`) once UTF-8 encoded; this byte limit is enforced by the service (JSON Schema cannot count bytes) and a larger value is `413 payload_too_large`. Stored exactly as sent (emoji and `\u0000` included).
          * @example hello world
          */
@@ -1980,6 +1993,7 @@ export interface components {
         StringWriteRequest: {
             value: components["schemas"]["StringValue"];
             ttl?: components["schemas"]["Ttl"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /**
          * @description How much to add (negative to subtract), a JSON number within ±9007199254740991 (±(2^53 − 1), the integers a JSON client holds exactly); default 1. An integer increments with Redis `INCRBY` / `HINCRBY` (64-bit integers: the stored value must be an integer); a fraction with `INCRBYFLOAT` / `HINCRBYFLOAT` (the stored value may be any number, and becomes a decimal). Anything else is `400 invalid_value`.
@@ -2050,10 +2064,12 @@ export interface components {
             fields: components["schemas"]["Fields"];
             ttl?: components["schemas"]["Ttl"];
             mode?: components["schemas"]["Mode"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Body of a single hash field write. The key keeps its expiry. */
         FieldWriteRequest: {
             value: components["schemas"]["StringValue"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a hash field increment (status 201 when it created the field, 200 otherwise), as `CounterResponse` with the field instead of the key; `ttl` is the hash's. */
         FieldCounterResponse: {
@@ -2136,10 +2152,12 @@ export interface components {
             members: components["schemas"]["Members"];
             ttl?: components["schemas"]["Ttl"];
             mode?: components["schemas"]["Mode"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description The sets to combine. For `difference` the first key is the set to subtract from. */
         SetAlgebraRequest: {
             keys: components["schemas"]["KeyList"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description A whole set, its size and its remaining TTL. */
         SetResponse: {
@@ -2235,6 +2253,7 @@ export interface components {
             /** @default right */
             end?: components["schemas"]["ListEnd"];
             ttl?: components["schemas"]["Ttl"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Pop up to this many items (fewer when the list holds fewer); without it, one. */
         ListPopCount: number;
@@ -2244,9 +2263,11 @@ export interface components {
             count?: components["schemas"]["ListPopCount"];
             /** @description Seconds (fractions allowed) to wait for an item when the list is empty; `0` or none: do not wait. At most `SVC_LIST_MAX_WAIT` (default 30; the schema's 300 is that setting's own maximum): more is `400 invalid_request`. */
             wait?: number;
+            encoding?: components["schemas"]["Encoding"];
         };
         ListSetIndexRequest: {
             value: components["schemas"]["StringValue"];
+            encoding?: components["schemas"]["Encoding"];
         };
         ListTrimRequest: {
             start: components["schemas"]["ListBound"];
@@ -2260,6 +2281,7 @@ export interface components {
         ListRemoveRequest: {
             value: components["schemas"]["StringValue"];
             count?: components["schemas"]["ListRemoveCount"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description The number of items the list holds (0 once it is gone). */
         ListLength: number;
@@ -2349,9 +2371,11 @@ export interface components {
             mode?: components["schemas"]["Mode"];
             only?: components["schemas"]["ZsetOnly"];
             ttl?: components["schemas"]["Ttl"];
+            encoding?: components["schemas"]["Encoding"];
         };
         ZsetMemberWriteRequest: {
             score: components["schemas"]["Score"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Body of a score increment; every property is optional. */
         ZsetIncrRequest: {
@@ -2361,6 +2385,7 @@ export interface components {
         };
         ZsetRemoveRequest: {
             members: components["schemas"]["Members"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /**
          * @description `min` pops the lowest scores (`ZPOPMIN`), `max` the highest (`ZPOPMAX`).
@@ -2376,6 +2401,7 @@ export interface components {
         ZsetPopRequest: {
             end?: components["schemas"]["ZsetPopEnd"];
             count?: components["schemas"]["ZsetPopCount"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /**
          * @description Members to skip before the page, 0..2147483647 (default 0).
@@ -2562,7 +2588,7 @@ export interface components {
              * @description When this build was made (ISO 8601, UTC): the modification time of the compiled service code (`dist/` written by `npm run build`).
              */
             build_date: string;
-            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `upstash_enabled`, `upstash_script_permission`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
+            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `idempotency_ttl_seconds`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `upstash_enabled`, `upstash_script_permission`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
             config: {
                 /** @description Data port (`SVC_PORT`). */
                 port: number;
@@ -2724,7 +2750,7 @@ export interface components {
             error: string;
         };
         /** @description The type of an error. Each type always comes with the same HTTP status, its `x-status`. */
-        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
+        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "idempotency_key_in_use" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "idempotency_key_mismatch" | "binary_value" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
         /** @description Like `POST /store/string/{key}`. Result: `StringBatchSetResult`. */
         StringBatchSet: {
             /**
@@ -2735,6 +2761,7 @@ export interface components {
             key: components["schemas"]["Key"];
             value: components["schemas"]["StringValue"];
             ttl?: components["schemas"]["Ttl"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `set` item: the fields of `StringWriteResponse` plus `type` and `success`. */
@@ -2753,6 +2780,7 @@ export interface components {
              */
             type: "get";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `get` item: the fields of `StringValueResponse` plus `type` and `success`. */
         StringBatchGetResult: {
@@ -2775,6 +2803,7 @@ export interface components {
             /** @description Expiry set only when this call creates the key (the start of a fixed window); an existing key keeps its expiry, or its lack of one. */
             ttl?: components["schemas"]["Ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `incr` item: the fields of `CounterResponse` plus `type` and `success`. */
         StringBatchIncrResult: {
@@ -2796,6 +2825,7 @@ export interface components {
             type: "delete";
             key: components["schemas"]["Key"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `delete` item: the fields of `DeleteResponse` plus `type` and `success`. */
         BatchDeleteResult: {
@@ -2813,6 +2843,7 @@ export interface components {
              */
             type: "exists";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `exists` item: the fields of `ExistsResponse` plus `type` and `success`. */
         BatchExistsResult: {
@@ -2829,6 +2860,7 @@ export interface components {
              */
             type: "ttl";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `ttl` item: the fields of `TtlResponse` plus `type` and `success`. */
         BatchTtlResult: {
@@ -2847,6 +2879,7 @@ export interface components {
             key: components["schemas"]["Key"];
             ttl: components["schemas"]["Ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `expire` item: the fields of `ExpireResponse` plus `type` and `success`. */
         BatchExpireResult: {
@@ -2865,6 +2898,7 @@ export interface components {
             type: "persist";
             key: components["schemas"]["Key"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `persist` item: the fields of `PersistResponse` plus `type` and `success`. */
         BatchPersistResult: {
@@ -2878,6 +2912,7 @@ export interface components {
             /** @description 1..1,000 string operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["StringBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description One string batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
         StringBatchOperation: components["schemas"]["StringBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["StringBatchIncr"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
@@ -2901,6 +2936,7 @@ export interface components {
             fields: components["schemas"]["Fields"];
             ttl?: components["schemas"]["Ttl"];
             mode?: components["schemas"]["Mode"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `set` item: the fields of `HashWriteResponse` plus `type` and `success`. */
@@ -2931,6 +2967,7 @@ export interface components {
             key: components["schemas"]["Key"];
             field: components["schemas"]["BodyFieldName"];
             value: components["schemas"]["StringValue"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `setField` item: the fields of `FieldWriteResponse` plus `type` and `success`. */
@@ -2951,6 +2988,7 @@ export interface components {
             type: "getField";
             key: components["schemas"]["Key"];
             field: components["schemas"]["BodyFieldName"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `getField` item: the fields of `FieldResponse` plus `type` and `success`. */
         HashBatchGetFieldResult: {
@@ -2970,6 +3008,7 @@ export interface components {
             key: components["schemas"]["Key"];
             field: components["schemas"]["BodyFieldName"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `deleteField` item: the fields of `DeleteResponse` plus `type` and `success`. */
         HashBatchDeleteFieldResult: {
@@ -2992,6 +3031,7 @@ export interface components {
             /** @description Expiry set only when this call creates the key (the start of a fixed window); an existing key keeps its expiry, or its lack of one. */
             ttl?: components["schemas"]["Ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `incr` item: the fields of `FieldCounterResponse` plus `type` and `success`. */
         HashBatchIncrResult: {
@@ -3012,6 +3052,7 @@ export interface components {
              */
             type: "keys";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `keys` item: the fields of `HashKeysResponse` plus `type` and `success`. */
         HashBatchKeysResult: {
@@ -3028,6 +3069,7 @@ export interface components {
              */
             type: "values";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `values` item: the fields of `HashValuesResponse` plus `type` and `success`. */
         HashBatchValuesResult: {
@@ -3040,6 +3082,7 @@ export interface components {
             /** @description 1..1,000 hash operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["HashBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description One hash batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
         HashBatchOperation: components["schemas"]["HashBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["HashBatchSetField"] | components["schemas"]["HashBatchGetField"] | components["schemas"]["HashBatchDeleteField"] | components["schemas"]["HashBatchIncr"] | components["schemas"]["HashBatchKeys"] | components["schemas"]["HashBatchValues"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
@@ -3063,6 +3106,7 @@ export interface components {
             members: components["schemas"]["Members"];
             ttl?: components["schemas"]["Ttl"];
             mode?: components["schemas"]["Mode"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `add` item: the fields of `SetWriteResponse` plus `type` and `success`. */
@@ -3095,6 +3139,7 @@ export interface components {
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `addMember` item: the fields of `MemberAddResponse` plus `type` and `success`. */
         SetBatchAddMemberResult: {
@@ -3115,6 +3160,7 @@ export interface components {
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `removeMember` item: the fields of `MemberRemoveResponse` plus `type` and `success`. */
         BatchRemoveMemberResult: {
@@ -3134,6 +3180,7 @@ export interface components {
             type: "isMember";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `isMember` item: the fields of `ExistsResponse` plus `type` and `success`. */
         SetBatchIsMemberResult: {
@@ -3150,6 +3197,7 @@ export interface components {
              */
             type: "cardinality";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `cardinality` item: the fields of `CardinalityResponse` plus `type` and `success`. */
         SetBatchCardinalityResult: {
@@ -3167,6 +3215,7 @@ export interface components {
             type: "pop";
             key: components["schemas"]["Key"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `pop` item: the fields of `PopResponse` plus `type` and `success`. */
         SetBatchPopResult: {
@@ -3180,6 +3229,7 @@ export interface components {
             /** @description 1..1,000 set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["SetBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description One set batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
         SetBatchOperation: components["schemas"]["SetBatchAdd"] | components["schemas"]["BatchGet"] | components["schemas"]["SetBatchAddMember"] | components["schemas"]["BatchRemoveMember"] | components["schemas"]["SetBatchIsMember"] | components["schemas"]["SetBatchCardinality"] | components["schemas"]["SetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
@@ -3204,6 +3254,7 @@ export interface components {
             /** @default right */
             end?: components["schemas"]["ListEnd"];
             ttl?: components["schemas"]["Ttl"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `push` item: the fields of `ListPushResponse` plus `type` and `success`. */
@@ -3226,6 +3277,7 @@ export interface components {
             /** @default left */
             end?: components["schemas"]["ListEnd"];
             count?: components["schemas"]["ListPopCount"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `pop` item: the fields of `ListPopResponse` plus `type` and `success`. */
@@ -3244,6 +3296,7 @@ export interface components {
              */
             type: "range";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
             start?: components["schemas"]["ListBound"];
             stop?: components["schemas"]["ListBound"];
         };
@@ -3267,6 +3320,7 @@ export interface components {
              */
             type: "length";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `length` item: the fields of `ListLengthResponse` plus `type` and `success`. */
         ListBatchLengthResult: {
@@ -3284,6 +3338,7 @@ export interface components {
             type: "index";
             key: components["schemas"]["Key"];
             index: components["schemas"]["ListIndexResponse"]["index"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `index` item: the fields of `ListIndexResponse` plus `type` and `success`. */
         ListBatchIndexResult: {
@@ -3303,6 +3358,7 @@ export interface components {
             key: components["schemas"]["Key"];
             index: components["schemas"]["ListIndexResponse"]["index"];
             value: components["schemas"]["StringValue"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `setIndex` item: the fields of `ListSetIndexResponse` plus `type` and `success`. */
@@ -3325,6 +3381,7 @@ export interface components {
             start: components["schemas"]["ListBound"];
             stop: components["schemas"]["ListBound"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `trim` item: the fields of `ListTrimResponse` plus `type` and `success`. */
         ListBatchTrimResult: {
@@ -3344,6 +3401,7 @@ export interface components {
             key: components["schemas"]["Key"];
             value: components["schemas"]["StringValue"];
             count?: components["schemas"]["ListRemoveCount"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `remove` item: the fields of `ListRemoveResponse` plus `type` and `success`. */
@@ -3359,6 +3417,7 @@ export interface components {
             /** @description 1..1,000 list operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["ListBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description One list batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
         ListBatchOperation: components["schemas"]["ListBatchPush"] | components["schemas"]["ListBatchPop"] | components["schemas"]["ListBatchRange"] | components["schemas"]["ListBatchLength"] | components["schemas"]["ListBatchIndex"] | components["schemas"]["ListBatchSetIndex"] | components["schemas"]["ListBatchTrim"] | components["schemas"]["ListBatchRemove"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
@@ -3383,6 +3442,7 @@ export interface components {
             mode?: components["schemas"]["Mode"];
             only?: components["schemas"]["ZsetOnly"];
             ttl?: components["schemas"]["Ttl"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `add` item: the fields of `ZsetWriteResponse` plus `type` and `success`. */
@@ -3404,6 +3464,7 @@ export interface components {
              */
             type: "get";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
             offset?: components["schemas"]["ZsetOffset"];
             limit?: components["schemas"]["ZsetLimit"];
             rev?: components["schemas"]["ZsetBatchRev"];
@@ -3427,6 +3488,7 @@ export interface components {
              */
             type: "range";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
             min?: components["schemas"]["BatchScoreBound"];
             max?: components["schemas"]["BatchScoreBound"];
             rev?: components["schemas"]["ZsetBatchRev"];
@@ -3452,6 +3514,7 @@ export interface components {
             type: "score";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `score` item: the fields of `ZsetMemberResponse` plus `type` and `success`. */
         ZsetBatchScoreResult: {
@@ -3473,6 +3536,7 @@ export interface components {
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
             score: components["schemas"]["Score"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `setMember` item: the fields of `ZsetMemberWriteResponse` plus `type` and `success`. */
@@ -3498,6 +3562,7 @@ export interface components {
             by?: components["schemas"]["Score"];
             ttl?: components["schemas"]["IncrRequest"]["ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `incr` item: the fields of `ZsetIncrResponse` plus `type` and `success`. */
         ZsetBatchIncrResult: {
@@ -3518,6 +3583,7 @@ export interface components {
             type: "remove";
             key: components["schemas"]["Key"];
             members: components["schemas"]["Members"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `remove` item: the fields of `ZsetRemoveResponse` plus `type` and `success`. */
@@ -3537,6 +3603,7 @@ export interface components {
              */
             type: "cardinality";
             key: components["schemas"]["Key"];
+            encoding?: components["schemas"]["Encoding"];
             min?: components["schemas"]["BatchScoreBound"];
             max?: components["schemas"]["BatchScoreBound"];
         };
@@ -3557,6 +3624,7 @@ export interface components {
             key: components["schemas"]["Key"];
             end?: components["schemas"]["ZsetPopEnd"];
             count?: components["schemas"]["ZsetPopCount"];
+            encoding?: components["schemas"]["Encoding"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `pop` item: the fields of `ZsetPopResponse` plus `type` and `success`. */
@@ -3571,6 +3639,7 @@ export interface components {
             /** @description 1..1,000 sorted set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["ZsetBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
+            encoding?: components["schemas"]["Encoding"];
         };
         /** @description One sorted set batch operation; `type` selects which, and the other properties are those of that type (each is like the route its description names). The item types are the keys of `discriminator.mapping`. */
         ZsetBatchOperation: components["schemas"]["ZsetBatchAdd"] | components["schemas"]["ZsetBatchGet"] | components["schemas"]["ZsetBatchRange"] | components["schemas"]["ZsetBatchScore"] | components["schemas"]["ZsetBatchSetMember"] | components["schemas"]["ZsetBatchIncr"] | components["schemas"]["BatchRemoveMember"] | components["schemas"]["ZsetBatchRemove"] | components["schemas"]["ZsetBatchCardinality"] | components["schemas"]["ZsetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
@@ -3898,6 +3967,46 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed; retry after `Retry-After` seconds. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "idempotency_key_in_use",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry after it has finished",
+                 *       "status": 409,
+                 *       "timestamp": "2025-01-15T10:30:00.000Z",
+                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60",
+                 *       "retry_after": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `idempotency_key_mismatch`: the `Idempotency-Key` was used for another request; or `binary_value`: a value to answer is not UTF-8 text and the request did not ask for `encoding=base64`. */
+        Unprocessable: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "idempotency_key_mismatch",
+                 *       "message": "This Idempotency-Key was used for a different request (method, path, conditions or body); use a new key",
+                 *       "status": 422,
+                 *       "timestamp": "2025-01-15T10:30:00.000Z",
+                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The counter existed and was incremented. */
         Incremented: {
             headers: {
@@ -4199,6 +4308,13 @@ export interface components {
          * @example 1000
          */
         PageLimit: number;
+        /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+        Encoding: components["schemas"]["Encoding"];
+        /**
+         * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        IdempotencyKey: string;
         /**
          * @description A hash field name, URL-encoded: non-empty, at most 1024 characters (longer names can be used through a body).
          * @example email
@@ -4392,7 +4508,10 @@ export interface operations {
     };
     getString: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
@@ -4422,15 +4541,91 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/octet-stream": string;
                     "application/json": components["schemas"]["StringValueResponse"];
                 };
             };
             304: components["responses"]["NotModified"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putStringBytes: {
+        parameters: {
+            query?: {
+                /** @description Seconds until the key expires, 1..2147483647; without it the key does not expire. */
+                ttl?: number;
+            };
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
+                 * @example *
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description An existing string was replaced. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StringWriteResponse"];
+                };
+            };
+            /** @description The key was created. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StringWriteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4440,6 +4635,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -4515,6 +4715,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4524,6 +4725,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4547,6 +4753,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4556,6 +4763,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4590,7 +4802,10 @@ export interface operations {
     };
     stringExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -4604,7 +4819,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Exists"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             409: components["responses"]["StringWrongType"];
@@ -4615,7 +4831,10 @@ export interface operations {
     };
     getStringTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -4629,7 +4848,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Ttl"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -4643,6 +4863,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4667,6 +4892,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4676,6 +4902,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4702,6 +4933,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4710,7 +4942,13 @@ export interface operations {
     stringBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4774,10 +5012,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4786,6 +5026,8 @@ export interface operations {
     getHash: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -4847,6 +5089,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4856,6 +5099,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -4933,6 +5181,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4942,6 +5191,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4965,6 +5219,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4972,7 +5227,10 @@ export interface operations {
     };
     getHashField: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -5009,13 +5267,14 @@ export interface operations {
                     "application/json": components["schemas"]["FieldResponse"];
                 };
             };
-            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_field`. */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_field`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             /** @description Nothing was changed. `error`: `field_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5025,6 +5284,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -5107,6 +5371,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5116,6 +5381,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5160,6 +5430,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5169,6 +5440,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5209,6 +5485,8 @@ export interface operations {
     getHashKeys: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -5261,6 +5539,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5269,6 +5548,8 @@ export interface operations {
     getHashValues: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -5321,6 +5602,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5328,7 +5610,10 @@ export interface operations {
     };
     hashExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -5342,7 +5627,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Exists"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             409: components["responses"]["HashWrongType"];
@@ -5353,7 +5639,10 @@ export interface operations {
     };
     getHashTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -5367,7 +5656,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Ttl"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -5381,6 +5671,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5405,6 +5700,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5414,6 +5710,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5440,6 +5741,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5448,7 +5750,13 @@ export interface operations {
     hashBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5519,10 +5827,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5566,6 +5876,7 @@ export interface operations {
             409: components["responses"]["SetAlgebraWrongType"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5607,6 +5918,7 @@ export interface operations {
             409: components["responses"]["SetAlgebraWrongType"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5648,6 +5960,7 @@ export interface operations {
             409: components["responses"]["SetAlgebraWrongType"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5656,6 +5969,8 @@ export interface operations {
     getSet: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -5718,6 +6033,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5727,6 +6043,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -5806,6 +6127,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5815,6 +6137,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5838,6 +6165,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5847,6 +6175,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -5924,6 +6257,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5933,6 +6267,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5977,6 +6316,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5984,7 +6324,10 @@ export interface operations {
     };
     setMemberExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6015,7 +6358,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExistsResponse"];
                 };
             };
-            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_member`. */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
@@ -6027,7 +6370,10 @@ export interface operations {
     };
     getSetCardinality: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6058,7 +6404,8 @@ export interface operations {
                     "application/json": components["schemas"]["CardinalityResponse"];
                 };
             };
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -6072,6 +6419,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6116,6 +6468,7 @@ export interface operations {
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6123,7 +6476,10 @@ export interface operations {
     };
     getSetTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6137,7 +6493,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Ttl"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -6151,6 +6508,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6175,6 +6537,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6184,6 +6547,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6210,6 +6578,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6218,7 +6587,13 @@ export interface operations {
     setBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6290,10 +6665,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6302,6 +6679,8 @@ export interface operations {
     getList: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Index of the first item of the page (`0` the head, `-1` the last item); default 0.
                  * @example 0
@@ -6365,6 +6744,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ListWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6374,6 +6754,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6397,6 +6782,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6406,6 +6792,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -6483,6 +6874,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6492,6 +6884,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6545,6 +6942,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6552,7 +6950,10 @@ export interface operations {
     };
     getListLength: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6583,7 +6984,8 @@ export interface operations {
                     "application/json": components["schemas"]["ListLengthResponse"];
                 };
             };
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -6595,7 +6997,10 @@ export interface operations {
     };
     getListItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6639,6 +7044,7 @@ export interface operations {
             /** @description Nothing was changed. `error`: `not_found` or `index_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["ListWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6648,6 +7054,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6705,6 +7116,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6714,6 +7126,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6764,6 +7181,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6773,6 +7191,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6823,6 +7246,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6830,7 +7254,10 @@ export interface operations {
     };
     listExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6844,7 +7271,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Exists"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             409: components["responses"]["ListWrongType"];
@@ -6855,7 +7283,10 @@ export interface operations {
     };
     getListTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6869,7 +7300,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Ttl"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -6883,6 +7315,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6907,6 +7344,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6916,6 +7354,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6942,6 +7385,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6950,7 +7394,13 @@ export interface operations {
     listBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7018,10 +7468,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7030,6 +7482,8 @@ export interface operations {
     getZset: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Members to skip before the page, a whole number from 0 to 2147483647; default 0.
                  * @example 0
@@ -7102,6 +7556,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7111,6 +7566,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -7192,6 +7652,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7201,6 +7662,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7224,6 +7690,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7232,6 +7699,8 @@ export interface operations {
     getZsetRange: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description The low score bound (schema `ScoreBound`), inclusive unless it starts with `(`; default `-inf`. URL-encode `+` as `%2B` (`%2Binf`), or write `inf`.
                  * @example 1000
@@ -7306,6 +7775,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7313,7 +7783,10 @@ export interface operations {
     };
     getZsetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -7352,13 +7825,14 @@ export interface operations {
                     "application/json": components["schemas"]["ZsetMemberResponse"];
                 };
             };
-            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`, `invalid_member`. */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_member`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             /** @description Nothing was changed. `error`: `member_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7368,6 +7842,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -7457,6 +7936,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7466,6 +7946,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7517,6 +8002,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7526,6 +8012,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7639,6 +8130,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -7696,6 +8192,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7704,6 +8201,8 @@ export interface operations {
     getZsetCardinality: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description The low score bound (schema `ScoreBound`), inclusive unless it starts with `(`; default `-inf`. URL-encode `+` as `%2B` (`%2Binf`), or write `inf`.
                  * @example 1000
@@ -7760,6 +8259,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7822,6 +8326,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7829,7 +8334,10 @@ export interface operations {
     };
     zsetExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -7843,7 +8351,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Exists"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             409: components["responses"]["ZsetWrongType"];
@@ -7854,7 +8363,10 @@ export interface operations {
     };
     getZsetTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -7868,7 +8380,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Ttl"];
-            400: components["responses"]["InvalidKey"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
@@ -7882,6 +8395,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7906,6 +8424,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7915,6 +8434,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7941,6 +8465,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7949,7 +8474,13 @@ export interface operations {
     zsetBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8055,10 +8586,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8181,6 +8714,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -8201,7 +8739,9 @@ export interface operations {
             400: components["responses"]["InvalidKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -27,7 +27,9 @@ export function strings(api: Api) {
     /** The value, or null when the key does not exist. */
     async get(key: string, options: CallOptions = {}): Promise<StringValue | null> {
       const got = await unwrapOrNull(api.GET('/store/string/{key}', { ...at(key), signal: options.signal }));
-      return got && { value: got.data.value, ttl: got.data.ttl, etag: got.etag };
+      // The JSON answer: the raw bytes (application/octet-stream) need an Accept this call does not send.
+      const data = got?.data as { value: string; ttl: number } | undefined;
+      return got && data && { value: data.value, ttl: data.ttl, etag: got.etag };
     },
     /** Creates or replaces the value; `created` is true when the key was new. */
     async set(key: string, value: string, options: SetOptions = {}) {
