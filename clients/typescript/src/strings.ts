@@ -29,7 +29,7 @@ export function strings(api: Api) {
       const got = await unwrapOrNull(api.GET('/store/string/{key}', { ...at(key), signal: options.signal }));
       // The JSON answer: the raw bytes (application/octet-stream) need an Accept this call does not send.
       const data = got?.data as { value: string; ttl: number } | undefined;
-      return got && data && { value: data.value, ttl: data.ttl, etag: got.etag };
+      return got && data ? { value: data.value, ttl: data.ttl, etag: got.etag } : null;
     },
     /** Creates or replaces the value; `created` is true when the key was new. */
     async set(key: string, value: string, options: SetOptions = {}) {
