@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { type RedisServer, startRedisServer } from '../tests/support/redis-server';
+import { compare } from './compare';
 import type { Measurement, RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
 import { rssNow } from './processes';
@@ -204,6 +205,12 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (options.compare) {
+    // Every service scenario but the 1 MiB GET unless --only names some (the parts that are not scenarios drop out).
+    const only = SERVICE_SCENARIOS.map((s) => s.id).filter((id) => options.parts.has(id));
+    await compare(options.compare, { rounds: options.rounds, duration: options.load.duration, only }, log);
+    return;
+  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also after Ctrl-C
   process.env.TEST_REDIS_TMPDIR = dir; // the helper puts redis-server's data dir there

@@ -1,12 +1,11 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
 import { isIPv6 } from 'node:net';
-import type { Request, RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
-import type { Cluster } from 'ioredis';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import type { Context } from './context';
-import { CoalescingRedisStore } from './rate-limit-store';
+import { type Count, RateCounters } from './rate-counters';
 import { PREFIXES } from './routes';
 
 type Settings = Config['rateLimit'];
@@ -27,8 +26,8 @@ const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
 
 /**
  * How long the limiter then leaves Redis alone after a counter took longer than its connection's command timeout
- * (LIMITER_COMMAND_TIMEOUT_MS, redis/client.ts): without it a hung Redis would hold each request for a whole
- * timeout per counter call (rate-limit-redis's own calls retry once) before the data call even starts.
+ * (LIMITER_COMMAND_TIMEOUT_MS, redis/client.ts): without it a hung Redis would hold each request that waits for its
+ * count for a whole timeout before the data call even starts.
  */
 const STORE_BACKOFF_MS = 1000;
 
@@ -46,25 +45,6 @@ function backoff() {
       if (err.name !== 'ReplyError') skipUntil = Date.now() + STORE_BACKOFF_MS;
       throw err;
     });
-  };
-}
-type Guard = ReturnType<typeof backoff>;
-
-/**
- * rate-limit-redis sends raw commands, on the limiter's own connection (ctx.limiterRedis, see limiterConnection in redis/client.ts).
- * On a Cluster the store's scripts must be loaded on every master.
- */
-function sendCommand(ctx: Context, guard: Guard) {
-  const send = (name: string, args: string[]): Promise<unknown> => {
-    if (ctx.limiterRedis.isCluster && name.toUpperCase() === 'SCRIPT') {
-      const masters = (ctx.limiterRedis as Cluster).nodes('master');
-      return Promise.all(masters.map((node) => node.call(name, ...args))).then((replies) => replies[0]);
-    }
-    return ctx.limiterRedis.call(name, ...args);
-  };
-  return (...args: string[]) => {
-    const [name, ...rest] = args as [string, ...string[]];
-    return guard(() => send(name, rest) as Promise<string | number>);
   };
 }
 
@@ -104,48 +84,56 @@ function clientKey(ctx: Context): (req: Request) => string {
 }
 const IPV6_CACHE_MAX = 10_000;
 
-function tooMany(req: Request, family: Family, windowSeconds: number): ApiError {
-  const info = (req as Request & { rateLimit?: { limit: number; resetTime?: Date } }).rateLimit;
-  const seconds = info?.resetTime ? Math.ceil((info.resetTime.getTime() - Date.now()) / 1000) : 1;
-  const retryAfter = Math.max(1, seconds);
+function tooMany(family: Family, limit: number, windowSeconds: number, retryAfter: number): ApiError {
   const what = family === 'admin' ? 'admin requests' : 'requests';
   return new ApiError(
     'rate_limit_exceeded',
-    `Too many ${what}: limit of ${info?.limit} per ${windowSeconds} seconds reached; retry in ${retryAfter} s`,
+    `Too many ${what}: limit of ${limit} per ${windowSeconds} seconds reached; retry in ${retryAfter} s`,
     { retryAfter },
   );
 }
 
-/** One express-rate-limit instance for a window length; the limit itself is read from ctx.config per request. */
+/**
+ * One limiter for a window length; the limit itself is read from ctx.config per request. What clients see is
+ * express-rate-limit's (draft-6 headers: RateLimit-Policy, -Limit, -Remaining, -Reset; past the limit a 429 with
+ * Retry-After) and rate-limit-redis's counters (rate-limit-increment-1.lua adds a count to its script); the
+ * counting is RateCounters', which lets a request far from its limit go on without waiting for Redis.
+ */
 function build(ctx: Context, family: Family, windowSeconds: number): RequestHandler {
   const guard = backoff();
-  const store = new CoalescingRedisStore(
-    { sendCommand: sendCommand(ctx, guard), prefix: ctx.keyspace.internal('rl', family, '') },
+  const counters = new RateCounters(
     (key, by, windowMs) => guard(() => ctx.limiterRedis.rateLimitIncrement(key, by, windowMs)),
+    windowSeconds * 1000,
   );
-  // rate-limit-redis loads its scripts at once (its increment script unused here); while Redis is down that
-  // fails and is retried on use.
-  for (const loading of [store.incrementScriptSha, store.getScriptSha]) loading.catch(() => {});
-  return rateLimit({
-    windowMs: windowSeconds * 1000,
-    limit: () => BUDGETS[family](ctx.config.rateLimit).limit,
-    standardHeaders: 'draft-6',
-    legacyHeaders: false,
-    store,
-    passOnStoreError: true,
-    keyGenerator: clientKey(ctx),
-    handler: (req, _res, next) => next(tooMany(req, family, windowSeconds)),
-    // Limiters are (re)built on first use and after a reload changes the window, i.e. inside a request.
-    validate: { creationStack: false },
-    logger: {
-      warn: (err) => ctx.logger.warn('rate limiter', { cause: (err as Error).message }),
-      error: (err) => {
-        const cause = (err as Error).message;
-        if ((err as Error).name === 'ValidationError') ctx.logger.warn('rate limiter', { cause });
-        else ctx.logger.debug('rate limiter store failed; request let through', { cause });
-      },
-    },
-  });
+  const prefix = ctx.keyspace.internal('rl', family, '');
+  const keyOf = clientKey(ctx);
+  let policy = { limit: 0, header: '' };
+  const decide = (res: Response, next: NextFunction, limit: number, { hits, resetAt }: Count) => {
+    const seconds = Math.max(0, Math.ceil((resetAt - Date.now()) / 1000));
+    if (!res.headersSent) {
+      if (policy.limit !== limit) policy = { limit, header: `${limit};w=${windowSeconds}` };
+      res.setHeader('RateLimit-Policy', policy.header);
+      res.setHeader('RateLimit-Limit', String(limit));
+      res.setHeader('RateLimit-Remaining', String(Math.max(limit - hits, 0)));
+      res.setHeader('RateLimit-Reset', String(seconds));
+    }
+    if (hits <= limit) next();
+    else next(tooMany(family, limit, windowSeconds, Math.max(1, seconds)));
+  };
+  // Redis did not count the request (down, hung, or the limiter backing off): it goes on uncounted.
+  const storeFailed = (next: NextFunction, err: Error) => {
+    ctx.logger.debug('rate limiter store failed; request let through', { cause: err.message });
+    next();
+  };
+  return (req, res, next) => {
+    const limit = BUDGETS[family](ctx.config.rateLimit).limit;
+    const count = counters.hit(prefix + keyOf(req), limit);
+    if (!(count instanceof Promise)) return decide(res, next, limit, count);
+    count.then(
+      (counted) => decide(res, next, limit, counted),
+      (err: Error) => storeFailed(next, err),
+    );
+  };
 }
 
 /** A limiter for one family, rebuilt when a reload changes its window. */
