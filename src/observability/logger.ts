@@ -47,11 +47,17 @@ const json = winston.format((info) => {
   return info;
 })();
 
-// Lines logged during one turn of the event loop go to stdout together at the end of the turn: writing to a
-// file or a pipe is synchronous in Node, one system call per line otherwise (several µs of every request).
+// Lines are written to stdout together, at most LOG_FLUSH_MS after the first of them (or once LOG_FLUSH_BYTES are
+// waiting): writing to a file or a pipe is synchronous in Node, one system call per line otherwise (several µs of
+// every request), and one per turn of the event loop still cost about 2 µs per request under load.
+const LOG_FLUSH_MS = 20;
+const LOG_FLUSH_BYTES = 64 * 1024;
 let pending = '';
-/** Writes the lines still waiting for the end of the turn (before a last word on stderr, say). */
+let flushTimer: NodeJS.Timeout | undefined;
+/** Writes the lines still waiting (before a last word on stderr, say). */
 export function flushLogs(): void {
+  clearTimeout(flushTimer);
+  flushTimer = undefined;
   if (pending === '') return;
   process.stdout.write(pending);
   pending = '';
@@ -60,8 +66,9 @@ export function flushLogs(): void {
 process.once('exit', flushLogs);
 
 function append(line: string): void {
-  if (pending === '') setImmediate(flushLogs);
+  if (pending === '') flushTimer = setTimeout(flushLogs, LOG_FLUSH_MS).unref();
   pending += `${line}\n`;
+  if (pending.length >= LOG_FLUSH_BYTES) flushLogs();
 }
 
 /** A winston transport that adds each line to `pending`; no stream and no 'logged' event per line. */
