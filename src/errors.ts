@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   changes_reset: 410,
   precondition_failed: 412,
   payload_too_large: 413,
+  reply_too_large: 413,
   unsupported_media_type: 415,
   not_a_number: 422,
   headers_too_large: 431,

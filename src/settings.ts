@@ -133,6 +133,19 @@ export const SETTINGS = {
     info: 'batch_max_operations',
     description: 'most operations in one batch',
   },
+  SVC_MAX_REPLY_ELEMENTS: {
+    path: 'limits.maxReplyElements',
+    schema: int(100000, 1000),
+    info: 'max_reply_elements',
+    description: 'most elements one request reads from Redis (batches, set algebra; `413 reply_too_large`)',
+  },
+  SVC_MAX_REPLY_BYTES: {
+    path: 'limits.maxReplyBytes',
+    schema: int(16777216, 1024),
+    info: 'max_reply_bytes',
+    description:
+      'most bytes of values one request reads from Redis, checked before reading (`413 reply_too_large`)',
+  },
   SVC_LIST_MAX_WAIT: {
     path: 'limits.listMaxWait',
     schema: int(30, 1, 300),

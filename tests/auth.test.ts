@@ -12,6 +12,7 @@ const keys = {
   noRead: apiKey('no-read', ['write', 'admin']),
   noWrite: apiKey('no-write', ['read', 'admin']),
   noAdmin: apiKey('no-admin', ['read', 'write']),
+  nothing: apiKey('nothing', []),
 };
 const only: Record<Permission, typeof keys.reader> = {
   read: keys.reader,
@@ -206,6 +207,50 @@ describe('batches need read for reading items and write for writing items', () =
     const res = await batch(keys.writer, [{ type: 'get', key: 'b1' }]);
     expect(res.status).toBe(403);
     expect(res.body.message).toContain("'read'");
+  });
+});
+
+describe("a batch is authorized from its items' types before its items are validated", () => {
+  // An invalid score bound: validating it would answer 400 invalid_request naming the item.
+  const badRange = { type: 'range', key: 'z', min: `${'1'.repeat(64)}x`, max: '+inf' };
+  const post = (key: { key: string }, body: unknown) =>
+    request(t.data)
+      .post('/store/zset/batch')
+      .set('Authorization', bearer(key))
+      .send(body as object);
+
+  test('when a key with no permission sends invalid items, then 403 forbidden (not 400): nothing was validated', async () => {
+    const res = await post(keys.nothing, { operations: [badRange] });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe('forbidden');
+  });
+
+  test('when a key with no permission sends a body that is no batch at all, then 403 forbidden', async () => {
+    const res = await post(keys.nothing, { operations: 'none' });
+    expect(res.status).toBe(403);
+  });
+
+  test('when a write-only key sends invalid read items, then 403 naming read', async () => {
+    const res = await post(keys.writer, { operations: [badRange] });
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain("'read'");
+  });
+
+  test('when a read key sends an invalid item among valid reads and a write, then 403 naming write', async () => {
+    const res = await post(keys.reader, {
+      operations: [
+        { type: 'score', key: 'z', member: 'm' },
+        { type: 'add', key: 'z', bad: 1 },
+      ],
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain("'write'");
+  });
+
+  test('when the caller has the permission, then the items are validated: 400 naming the item', async () => {
+    const res = await post(keys.reader, { operations: [badRange] });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/^operations\[0\]/);
   });
 });
 

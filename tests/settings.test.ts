@@ -22,7 +22,17 @@ type ConfigTypes = [
   Expect<Eq<Config['trustProxy'], boolean | number | string>>,
   Expect<Eq<Config['log']['level'], 'debug' | 'info' | 'warn' | 'error'>>,
   Expect<Eq<Config['auth']['jwtSecret'], string | undefined>>,
-  Expect<Eq<keyof Config['limits'], 'maxValueBytes' | 'maxBodyBytes' | 'batchMaxOperations' | 'listMaxWait'>>,
+  Expect<
+    Eq<
+      keyof Config['limits'],
+      | 'maxValueBytes'
+      | 'maxBodyBytes'
+      | 'batchMaxOperations'
+      | 'maxReplyElements'
+      | 'maxReplyBytes'
+      | 'listMaxWait'
+    >
+  >,
 ];
 
 describe('the table', () => {

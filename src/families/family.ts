@@ -70,7 +70,12 @@ export interface Family<Name extends string = string, Type extends string = stri
   /** Public batch item type -> operation name, in declaration order. */
   readonly batch: Readonly<Record<string, string>>;
   /** The routes and batch items, with operations built for these limits. */
-  bind(limits: Limits): { routes: BoundRoute[]; batch: ReadonlyMap<string, (item: BatchItem) => Op> };
+  bind(limits: Limits): {
+    routes: BoundRoute[];
+    batch: ReadonlyMap<string, (item: BatchItem) => Op>;
+    /** Public batch item type -> whether it writes (its route is not a GET): a batch's permission before validation. */
+    writes: ReadonlyMap<string, boolean>;
+  };
 }
 
 export function defineFamily<
@@ -114,7 +119,13 @@ export function defineFamily<
           return [type, item];
         }),
       );
-      return { routes, batch: items };
+      const writes = new Map(
+        Object.entries(batch).map(([type, name]) => [
+          type,
+          declaration.routes.find((r) => r.op === name)?.method !== 'get',
+        ]),
+      );
+      return { routes, batch: items, writes };
     },
   };
 }

@@ -3,7 +3,7 @@ import type { RequestInput } from '../http/contract';
 import type { IncrInput } from '../ops/counters';
 import { type HashSetInput, hashOps } from '../ops/hashes';
 import { defineFamily, type Family } from './family';
-import { bodyKey, ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+import { bodyKey, ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pageKey, pathKey } from './keys';
 
 const pathField = (input: RequestInput) => ({ ...pathKey(input), field: input.params.field as string });
 
@@ -26,7 +26,7 @@ export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
     ...KEY_BATCH,
   },
   routes: [
-    { method: 'get', path: '/{key}', op: 'get', input: pathKey },
+    { method: 'get', path: '/{key}', op: 'get', input: pageKey },
     {
       method: 'post',
       path: '/{key}',
@@ -53,8 +53,8 @@ export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
       op: 'incrField',
       input: (i) => ({ ...(i.body as Omit<IncrInput, 'key'>), ...pathField(i) }),
     },
-    { method: 'get', path: '/{key}/keys', op: 'keys', input: pathKey },
-    { method: 'get', path: '/{key}/values', op: 'values', input: pathKey },
+    { method: 'get', path: '/{key}/keys', op: 'keys', input: pageKey },
+    { method: 'get', path: '/{key}/values', op: 'values', input: pageKey },
     { method: 'get', path: '/{key}/exists', op: 'exists', input: pathKey },
     ...KEY_ROUTES,
   ],

@@ -4,6 +4,12 @@ import type { keyOps } from '../ops/keys';
 import type { FamilyRoute } from './family';
 
 export const pathKey = (input: RequestInput) => ({ key: input.params.key as string });
+/** The path key with a page's `cursor` and `limit` from the query (hash and set reads; see ops/pages.ts). */
+export const pageKey = (input: RequestInput) => ({
+  ...pathKey(input),
+  cursor: input.query.cursor as string | undefined,
+  limit: input.query.limit as number | undefined,
+});
 /** A JSON body's fields with the path's key: the input of a write that takes its options in the body. */
 export const bodyKey = <T>(input: RequestInput) => ({ ...(input.body as Omit<T, 'key'>), ...pathKey(input) });
 /** `If-None-Match: *` makes a create conditional: nothing is written when the key (field, member) exists. */

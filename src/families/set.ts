@@ -2,7 +2,7 @@
 import type { RequestInput } from '../http/contract';
 import { type AlgebraInput, type SetAddInput, setOps } from '../ops/sets';
 import { defineFamily, type Family } from './family';
-import { bodyKey, ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
+import { bodyKey, ifAbsent, ifPresent, KEY_BATCH, KEY_ROUTES, pageKey, pathKey } from './keys';
 
 const pathMember = (input: RequestInput) => ({ ...pathKey(input), member: input.params.member as string });
 const algebraKeys = (input: RequestInput) => input.body as unknown as AlgebraInput;
@@ -29,7 +29,7 @@ export const sets: Family<'set', 'set', 'SCARD'> = defineFamily({
     { method: 'post', path: '/union', op: 'union', input: algebraKeys },
     { method: 'post', path: '/intersection', op: 'intersection', input: algebraKeys },
     { method: 'post', path: '/difference', op: 'difference', input: algebraKeys },
-    { method: 'get', path: '/{key}', op: 'get', input: pathKey },
+    { method: 'get', path: '/{key}', op: 'get', input: pageKey },
     {
       method: 'post',
       path: '/{key}',

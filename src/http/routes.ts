@@ -58,16 +58,22 @@ export class Routes {
 
   /**
    * A route with its own handler (batches, admin); input is validated before it runs. The caller's permission
-   * is checked before the input is validated, so that a client without it learns nothing from 400s; a batch, whose
-   * permission depends on its items, checks for itself (`checkPermission: false`).
+   * is checked before the input is validated, so that a client without it learns nothing from 400s and costs no
+   * validation; a batch, whose permission depends on its items, passes `authorize` (run instead, on the raw request).
    */
-  custom(method: Method, path: string, handler: Handler, { checkPermission = true } = {}): void {
+  custom(
+    method: Method,
+    path: string,
+    handler: Handler,
+    { authorize }: { authorize?: (req: Request, res: Response) => void } = {},
+  ): void {
     const operation = this.ctx.contract.operation(method, path);
     this.served.push(operation);
     this.ctx.served.push(operation);
     const run: RequestHandler = (req, res) => {
       res.locals.route = path;
-      if (checkPermission) this.ctx.access.authorize(res, operation.permission, []);
+      if (authorize) authorize(req, res);
+      else this.ctx.access.authorize(res, operation.permission, []);
       if (operation.hasBody) requireJson(req);
       const input = operation.validate({
         params: req.params,

@@ -14,6 +14,7 @@ import {
   readOp,
   writeOp,
 } from './op';
+import { type PageInput, paged, pageOp } from './pages';
 
 /** `ifAbsent` is `If-None-Match: *`: write only when the key does not exist yet. */
 export interface HashSetInput extends KeyInput, CollectionWrite {
@@ -59,16 +60,23 @@ const fieldNotFound = (field: string, key: string) =>
 export function hashOps(limits: Limits) {
   return {
     ...keyOps('hash'),
-    get: ({ key }: KeyInput) =>
-      readOp(
-        'hash',
-        key,
-        (reply) => {
-          const [pairs, ttl] = present(reply, key);
-          return ok({ fields: fieldsObject(pairs as string[]), ttl });
-        },
-        'HGETALL',
-      ),
+    /** The whole hash (at most UNPAGED_MAX fields), or one page of it with `cursor`/`limit` (ops/pages.ts). */
+    get: ({ key, ...page }: KeyInput & PageInput) =>
+      paged(page)
+        ? pageOp('hash', key, page, (p) => {
+            const { items, ttl, cursor, complete } = present(p, key);
+            return ok({ fields: fieldsObject(items), ttl, cursor, complete });
+          })
+        : readOp(
+            'hash',
+            key,
+            (reply) => {
+              const [pairs, ttl] = present(reply, key);
+              return ok({ fields: fieldsObject(pairs as string[]), ttl });
+            },
+            'WHOLE',
+            'HGETALL',
+          ),
     /** Merge (HSET) keeps the expiry; replace drops the old fields and the expiry in the same script call. */
     set: ({ key, fields, ...write }: HashSetInput) => {
       const args = Object.entries(fields).flatMap(([field, value]) => {
@@ -114,10 +122,20 @@ export function hashOps(limits: Limits) {
         'HDEL',
         field,
       ),
-    keys: ({ key }: KeyInput) =>
-      readOp('hash', key, (reply) => ok({ keys: present(reply, key)[0] }), 'HKEYS'),
-    values: ({ key }: KeyInput) =>
-      readOp('hash', key, (reply) => ok({ values: present(reply, key)[0] }), 'HVALS'),
+    keys: ({ key, ...page }: KeyInput & PageInput) =>
+      paged(page)
+        ? pageOp('hash', key, page, (p) => {
+            const { items, cursor, complete } = present(p, key);
+            return ok({ keys: items.filter((_, i) => i % 2 === 0), cursor, complete });
+          })
+        : readOp('hash', key, (reply) => ok({ keys: present(reply, key)[0] }), 'WHOLE', 'HKEYS'),
+    values: ({ key, ...page }: KeyInput & PageInput) =>
+      paged(page)
+        ? pageOp('hash', key, page, (p) => {
+            const { items, cursor, complete } = present(p, key);
+            return ok({ values: items.filter((_, i) => i % 2 === 1), cursor, complete });
+          })
+        : readOp('hash', key, (reply) => ok({ values: present(reply, key)[0] }), 'WHOLE', 'HVALS'),
   };
 }
 

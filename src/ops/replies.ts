@@ -1,5 +1,6 @@
 // The one place where Redis error replies become API errors: our scripts' codes, Redis's own refusals.
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
+import { UNPAGED_MAX } from '../redis/client';
 import { preconditionFailed, unwrapped } from './etag';
 import type { Command } from './op';
 
@@ -18,6 +19,7 @@ export function replyError(err: Error, wrapped: Command): ApiError {
   if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
   if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
   if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
+  if (code === 'PAGE_REQUIRED' || code === 'REPLY_TOO_LARGE') return tooLarge(err.message, key);
   // Cluster, change feed on: the stream named by a stale slot map is not on the key's node; nothing was written.
   if (code === 'FEED_ELSEWHERE') {
     return new ApiError(
@@ -34,6 +36,26 @@ export function replyError(err: Error, wrapped: Command): ApiError {
     return new ApiError('index_not_found', `Index ${index} is out of range of list '${key}'`);
   }
   return toApiError(err);
+}
+
+/**
+ * typed.lua refused a read: a whole hash or set above UNPAGED_MAX ("PAGE_REQUIRED <size>"), or a request whose reads
+ * go past the reply budget ("REPLY_TOO_LARGE <elements> <bytes>"). A batch refused whole (several keys) has no key.
+ */
+export function tooLarge(message: string, key = ''): ApiError {
+  const [code, a, b] = message.split(' ');
+  if (code === 'PAGE_REQUIRED') {
+    return new ApiError(
+      'reply_too_large',
+      `Key '${key}' holds ${a} elements; a whole read answers at most ${UNPAGED_MAX}: read it in pages with the query parameters 'cursor' and 'limit' (at most 1000 per page)`,
+      { details: { key, size: Number(a), max: UNPAGED_MAX } },
+    );
+  }
+  return new ApiError(
+    'reply_too_large',
+    `This request would read at least ${a} elements or ${b} bytes from Redis; the limits are SVC_MAX_REPLY_ELEMENTS and SVC_MAX_REPLY_BYTES per request: read fewer or smaller keys per request, or page`,
+    { details: { elements: Number(a), bytes: Number(b) } },
+  );
 }
 
 /** INCRBY and co. refused: the stored value is not a number of the kind asked for, or the result is out of range. */

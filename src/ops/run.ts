@@ -5,7 +5,7 @@ import { ApiError, toApiError } from '../errors';
 import type { RedisClient, Reply } from '../redis/client';
 import { refusedWhole } from './etag';
 import type { Command, Op, Outcome } from './op';
-import { replyError } from './replies';
+import { replyError, tooLarge } from './replies';
 import {
   argv,
   failed,
@@ -158,6 +158,7 @@ async function exec(store: Store, slot: number, commands: Command[], all: boolea
     return [keys.length, keys, tail];
   };
   const [err, replies] = await sendScript(store, slot, 'typedBatch', args, writes);
+  if (err?.message.startsWith('REPLY_TOO_LARGE ')) throw tooLarge(err.message);
   if (err) throw err;
   return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
 }

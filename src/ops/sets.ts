@@ -14,6 +14,7 @@ import {
   typedRead,
   writeOp,
 } from './op';
+import { type PageInput, paged, pageOp } from './pages';
 
 /** `ifAbsent` is `If-None-Match: *`: write only when the key does not exist yet. */
 export interface SetAddInput extends KeyInput, CollectionWrite {
@@ -67,16 +68,23 @@ function algebra(name: 'union' | 'intersection' | 'difference', combine: Combine
 export function setOps() {
   return {
     ...keyOps('set'),
-    get: ({ key }: KeyInput) =>
-      readOp(
-        'set',
-        key,
-        (reply) => {
-          const [members, ttl] = present(reply, key) as [string[], number];
-          return ok({ members, cardinality: members.length, ttl });
-        },
-        'SMEMBERS',
-      ),
+    /** The whole set (at most UNPAGED_MAX members), or one page of it with `cursor`/`limit` (ops/pages.ts). */
+    get: ({ key, ...page }: KeyInput & PageInput) =>
+      paged(page)
+        ? pageOp('set', key, page, (p) => {
+            const { items, size, ttl, cursor, complete } = present(p, key);
+            return ok({ members: items, cardinality: size, ttl, cursor, complete });
+          })
+        : readOp(
+            'set',
+            key,
+            (reply) => {
+              const [members, ttl] = present(reply, key) as [string[], number];
+              return ok({ members, cardinality: members.length, ttl });
+            },
+            'WHOLE',
+            'SMEMBERS',
+          ),
     /** Merge (SADD) keeps the expiry; replace drops the old members and the expiry in the same script call. */
     add: ({ key, members, ...write }: SetAddInput) => {
       return writeOp(

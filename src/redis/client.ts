@@ -63,13 +63,25 @@ export const FEED_SCRIPTS: ReadonlySet<string> = new Set([
   'keyDelete',
 ]);
 
-/** Each script is the feed header, the shared library (typed.lua), then its own body. */
+/** A whole (unpaged) hash or set read takes at most this many elements; above it, `cursor`/`limit` pages. */
+export const UNPAGED_MAX = 1000;
+
+/** typed.lua's reply budget of one script call (docs/security.md): SVC_MAX_REPLY_ELEMENTS / _BYTES. */
+function budgetHeader(config: Config): string {
+  const { maxReplyElements, maxReplyBytes } = config.limits;
+  return `local BUDGET = {elements = ${maxReplyElements}, bytes = ${maxReplyBytes}, unpaged = ${UNPAGED_MAX}}`;
+}
+
+/** Each script is the feed and budget headers, the shared library (typed.lua), then its own body. */
 function scripts(config: Config) {
-  const header = feedHeader(config);
+  const header = `${feedHeader(config)}\n${budgetHeader(config)}`;
   const script = (file: string) => `${header}\n${TYPED}\n${source(file)}`;
   return {
     // A read appends no event: no feed header, no stream argument.
-    typedRead: { lua: `local FEED = false\n${TYPED}\n${source('typed-read-1.lua')}`, numberOfKeys: 1 },
+    typedRead: {
+      lua: `local FEED = false\n${budgetHeader(config)}\n${TYPED}\n${source('typed-read-1.lua')}`,
+      numberOfKeys: 1,
+    },
     typedWrite: { lua: script('typed-write-1.lua'), numberOfKeys: 1 },
     typedIncr: { lua: script('typed-incr-1.lua'), numberOfKeys: 1 },
     typedEtag: { lua: script('typed-etag-1.lua'), numberOfKeys: 1 },

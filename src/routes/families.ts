@@ -9,7 +9,7 @@ import { batchRoute } from './batch';
 export function familyRoutes(routes: Routes, ctx: Context, limits: Limits): void {
   for (const family of FAMILIES) {
     const bound = family.bind(limits);
-    batchRoute(routes, ctx, family.batchPath, bound.batch);
+    batchRoute(routes, ctx, family.batchPath, bound.batch, bound.writes);
     for (const route of bound.routes) routes.op(route.method, route.path, route.build);
   }
 }

@@ -8,6 +8,8 @@
 -- ARGV[2]  optional: 'all' checks every 'e' operation's precondition against the keys as they are before the
 --          batch, and runs nothing unless all hold (then fails with "PRECONDITION_FAILED <i> <current ETag or ->",
 --          i the first failing operation); the operations then run without checking again.
+-- Fails whole, before anything runs, with "REPLY_TOO_LARGE <elements> <bytes>" when its reads would go past the
+-- reply budget (typed.lua).
 -- Returns one reply per operation, in order: what its own script returns (nil as nil), or its error. An
 -- error fails that operation only, as in a MULTI.
 local ops = cjson.decode(ARGV[1])
@@ -26,6 +28,18 @@ if ARGV[2] == 'all' then
       end
       op[2] = string.sub(op[2], 1, 2)
     end
+  end
+end
+-- Before anything runs: the reads of the whole batch must fit in the reply budget (typed.lua's read_estimate), or the
+-- batch is refused whole with "REPLY_TOO_LARGE <elements> <bytes>" (a thousand reads of one large key, say).
+local elements, bytes = 0, 0
+for i = 1, #KEYS do
+  local op = ops[i]
+  local first = op[1] == 'r' and 2 or (op[1] == 'e' and string.sub(op[2], 1, 1) == 'r' and 3)
+  if first and redis.call('TYPE', KEYS[i])['ok'] == op[first] then
+    local e, b = read_estimate(KEYS[i], {unpack(op, first)})
+    elements, bytes = elements + e, bytes + b
+    if elements > BUDGET.elements or bytes > BUDGET.bytes then return too_large(elements, bytes) end
   end
 end
 local replies = {}

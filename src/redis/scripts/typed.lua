@@ -28,17 +28,136 @@ local function changes(cmd, flags, arg, reply)
   return kind == 'string'
 end
 
+-- Bounded reads (issue 22, docs/security.md "Bounded input and reads"). src/redis/client.ts puts
+-- `local BUDGET = {elements = .., bytes = .., unpaged = ..}` before this library: what one script call (one request,
+-- or one hash slot's share of a batch) may read into its reply (SVC_MAX_REPLY_ELEMENTS, SVC_MAX_REPLY_BYTES), and
+-- how large a hash or set a whole (unpaged) read takes. Sizes are checked before the data is read: a whole read
+-- (GET, HGETALL, HKEYS, HVALS, SMEMBERS) costs its key's size (STRLEN; HLEN / SCARD and MEMORY USAGE, which is
+-- O(elements) without building anything); every reply is counted after it is read, so that no call goes past them.
+local spent_elements, spent_bytes = 0, 0
+local WHOLE_SIZE = {HGETALL = 'HLEN', HKEYS = 'HLEN', HVALS = 'HLEN', SMEMBERS = 'SCARD'}
+
+local function too_large(elements, bytes)
+  return redis.error_reply('REPLY_TOO_LARGE ' .. elements .. ' ' .. bytes)
+end
+
+-- What a read (typed_read's argv) of `key` (of the expected type) will put in the reply: elements, bytes. 0, 0 for
+-- reads that are small by construction (a field, a score, a page: pages are bounded as they are read).
+local function read_estimate(key, argv)
+  local cmd = argv[2]
+  if cmd == 'WHOLE' then cmd = argv[3] end
+  if cmd == 'GET' then return 1, redis.call('STRLEN', key) end
+  local size = WHOLE_SIZE[cmd]
+  if not size then return 0, 0 end
+  local n = redis.call(size, key)
+  if cmd == 'HGETALL' then n = 2 * n end
+  -- MEMORY USAGE walks every element: only when the count is within the budget (then it is bounded too).
+  if n == 0 or n > BUDGET.elements then return n, 0 end
+  return n, redis.call('MEMORY', 'USAGE', key, 'SAMPLES', 0) or 0
+end
+
+-- Adds a reply (a string, or an array of strings, numbers or arrays) to what this call has read; false when the
+-- budget is exceeded.
+local function spend(reply)
+  local elements, bytes = 0, 0
+  local function count(value)
+    local kind = type(value)
+    if kind == 'string' then
+      elements, bytes = elements + 1, bytes + #value
+    elseif kind == 'table' and value.ok == nil and value.err == nil then
+      for _, item in ipairs(value) do count(item) end
+    elseif kind == 'number' then
+      elements = elements + 1
+    end
+  end
+  count(reply)
+  spent_elements, spent_bytes = spent_elements + elements, spent_bytes + bytes
+  return spent_elements <= BUDGET.elements and spent_bytes <= BUDGET.bytes
+end
+
+-- A page of a hash or set: SCAN-like, from an opaque position (a SCAN cursor and how many of that cursor's
+-- elements earlier pages took), at most `limit` elements and BUDGET.bytes. Returns {next cursor, next skip,
+-- elements (HSCAN: field, value, ...), the key's size}; the walk is over when the next cursor is '0' and skip '0'. Elements present
+-- during the whole walk and not changed come exactly once.
+-- argv[3]  HSCAN | SSCAN; argv[4] the SCAN cursor; argv[5] skip; argv[6] limit
+local function scan_page(key, argv)
+  local cmd, cursor, skip, limit = argv[3], argv[4], tonumber(argv[5]), tonumber(argv[6])
+  local stride = cmd == 'HSCAN' and 2 or 1
+  local items, bytes, taken, calls, i, n = {}, 0, 0, 0, 0, 0
+  repeat
+    local reply = redis.call(cmd, key, cursor, 'COUNT', limit - taken)
+    local got = reply[2]
+    n, i = #got / stride, skip
+    while i < n and taken < limit do
+      local size = 0
+      for j = 1, stride do size = size + #got[i * stride + j] end
+      if bytes + size > BUDGET.bytes and taken > 0 then break end
+      bytes = bytes + size
+      for j = 1, stride do items[#items + 1] = got[i * stride + j] end
+      i, taken = i + 1, taken + 1
+    end
+    -- Stopped inside this SCAN step: the next page starts again at its cursor and skips what was taken.
+    if i < n then break end
+    cursor, skip, calls = reply[1], 0, calls + 1
+  until cursor == '0' or taken >= limit or calls >= 16
+  local size = redis.call(stride == 2 and 'HLEN' or 'SCARD', key)
+  if i < n then return {cursor, tostring(i), items, size} end
+  return {cursor, '0', items, size}
+end
+
+-- LRANGE key start stop in slices of 16 items, stopping at the budget: a list page of 1,000 items of 1 MiB would
+-- otherwise be built whole before `spend` could refuse it. Returns the items, or an error reply.
+local function bounded_lrange(key, start, stop)
+  local length = redis.call('LLEN', key)
+  start, stop = tonumber(start), tonumber(stop)
+  if start < 0 then start = math.max(length + start, 0) end
+  if stop < 0 then stop = length + stop end
+  stop = math.min(stop, length - 1)
+  local items, bytes = {}, 0
+  for from = start, stop, 16 do
+    for _, item in ipairs(redis.call('LRANGE', key, from, math.min(from + 15, stop))) do
+      bytes = bytes + #item
+      if spent_bytes + bytes > BUDGET.bytes then return too_large(spent_elements + #items, spent_bytes + bytes) end
+      items[#items + 1] = item
+    end
+  end
+  return items
+end
+
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
 -- argv[1]  the expected Redis type: string | hash | set | list | zset
--- argv[2]  optional: the read command; argv[3..] its arguments after the key
+-- argv[2]  optional: the read command; argv[3..] its arguments after the key. Two of our own: 'WHOLE' then
+--          HGETALL / HKEYS / HVALS / SMEMBERS (a whole hash or set, refused above BUDGET.unpaged elements) and
+--          'PAGE' (scan_page). LRANGE is read in slices (bounded_lrange).
 -- Returns nil when the key does not exist, else {reply of the command (nil without one), TTL};
--- fails with "WRONGTYPE_OF <actual type>" when the key holds another type.
+-- fails with "WRONGTYPE_OF <actual type>" when the key holds another type, "PAGE_REQUIRED <size>" when a whole
+-- read is too large, "REPLY_TOO_LARGE <elements> <bytes>" when the read would go past the call's budget.
 local function typed_read(key, argv)
   local actual = redis.call('TYPE', key)['ok']
   if actual == 'none' then return nil end
   if actual ~= argv[1] then return redis.error_reply('WRONGTYPE_OF ' .. actual) end
   local reply = false
-  if #argv > 1 then reply = redis.call(argv[2], key, unpack(argv, 3)) end
+  if #argv > 1 then
+    local cmd, from = argv[2], 3
+    if cmd == 'WHOLE' then
+      local n = redis.call(WHOLE_SIZE[argv[3]], key)
+      if n > BUDGET.unpaged then return redis.error_reply('PAGE_REQUIRED ' .. n) end
+      cmd, from = argv[3], 4
+    end
+    local elements, bytes = read_estimate(key, argv)
+    if spent_elements + elements > BUDGET.elements or spent_bytes + bytes > BUDGET.bytes then
+      return too_large(spent_elements + elements, spent_bytes + bytes)
+    end
+    if cmd == 'PAGE' then
+      reply = scan_page(key, argv)
+    elseif cmd == 'LRANGE' then
+      reply = bounded_lrange(key, argv[3], argv[4])
+      if reply.err then return reply end
+    else
+      reply = redis.call(cmd, key, unpack(argv, from))
+    end
+    if not spend(reply) then return too_large(spent_elements, spent_bytes) end
+  end
   return {reply, redis.call('TTL', key)}
 end
 
@@ -174,15 +293,16 @@ end
 local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = delete_any}
 
 -- Answering an ETag the client did not ask for is bounded: its digest reads the whole key. A page read of a list
--- or sorted set (answer '2') answers it up to ETAG_MAX_ELEMENTS elements; an unconditional write (answer '3') up
+-- or sorted set (answer '2'), or of a page of a hash or set, answers it up to ETAG_MAX_ELEMENTS elements; an unconditional write (answer '3') up
 -- to ETAG_MAX_ELEMENTS elements of any collection or ETAG_MAX_BYTES of a string. The client can ask (answer '1').
 -- 128 is Redis's default compact-encoding size for sorted sets: a 1,000-member leaderboard's top-10 read with the
 -- digest answered 4,579 req/s, without it 6,978 (npm run bench -- --quick --only=leaderboard).
 local ETAG_MAX_ELEMENTS = 128
 local ETAG_MAX_BYTES = 16384
 local ETAG_SIZE = {list = 'LLEN', zset = 'ZCARD', hash = 'HLEN', set = 'SCARD', string = 'STRLEN'}
-local function etag_bounded(key, actual, answer)
-  if answer == '2' and actual ~= 'list' and actual ~= 'zset' then return true end
+local function etag_bounded(key, actual, answer, paged)
+  -- A whole hash or set read is itself bounded (BUDGET.unpaged, the reply budget); its pages are not.
+  if answer == '2' and actual ~= 'list' and actual ~= 'zset' and not paged then return true end
   local size = ETAG_SIZE[actual]
   if size == nil then return true end
   return redis.call(size, key) <= (actual == 'string' and ETAG_MAX_BYTES or ETAG_MAX_ELEMENTS)
@@ -218,7 +338,7 @@ local function typed_etag(key, argv)
     local value, now = nil, actual
     if kind ~= 'r' then now = redis.call('TYPE', key)['ok'] end
     if kind == 'r' and expected == 'string' and inner[2] == 'GET' and reply then value = reply[1] end
-    if answer == '1' or etag_bounded(key, now, answer) then tag = etag_of(key, now, value) or false end
+    if answer == '1' or etag_bounded(key, now, answer, inner[2] == 'PAGE') then tag = etag_of(key, now, value) or false end
   end
   if reply == nil then reply = false end
   return {reply, tag}
