@@ -80,7 +80,12 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
     id: 'member',
     title: 'POST set member',
     opsPerRequest: 1,
-    request: { method: 'POST', path: `/store/set/${SET_KEY}/member/m0`, setupRequest: memberPath() },
+    request: {
+      method: 'POST',
+      path: `/store/set/${SET_KEY}/member/m0`,
+      headers: json,
+      setupRequest: memberPath(),
+    },
   },
   {
     // Every request increments the same key: the hot counter (page views, a rate window) is the case to measure.

@@ -11,6 +11,7 @@ import { changeRoutes } from './feed/routes';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
+import { browserChecks } from './http/browsers';
 import { chain } from './http/chain';
 import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
@@ -81,6 +82,7 @@ function baseApp(ctx: Context): Express {
     chain(
       requestId(ctx.config.requestIdHeader),
       observeRequests(ctx.telemetry, ctx.logger),
+      browserChecks(ctx),
       refuseOversizedBody(ctx.config.limits.maxBodyBytes),
     ),
   );
@@ -126,6 +128,22 @@ function durableWriter({ config, writerRedis }: AppDeps): DurableWriter | undefi
   return new DurableWriter(writerRedis, waitReplicas, waitTimeoutMs, commandTimeoutMs);
 }
 
+/**
+ * A reload's first step: the keys file and JWT key read again (a broken one cancels the reload), then the change
+ * feed streams of credentials that were removed or changed are closed with that reason.
+ */
+function reloadCredentials(ctx: Context, auth: Auth, next: Config): string[] {
+  const before = auth.current;
+  const lines = auth.reload(next);
+  const closed = ctx.feed?.hub.dropWhere(
+    ({ principal }) => principal !== undefined && !auth.stillValid(principal, before),
+    'its credential was removed or changed by a reload: reconnect with a valid credential and resume',
+  );
+  if (closed)
+    lines.push(`${closed} change feed stream${closed === 1 ? '' : 's'} of removed credentials closed`);
+  return lines;
+}
+
 /** Throws a ConfigError when the API keys or the JWT key are invalid. */
 export function createApp(deps: AppDeps): Apps {
   const { config } = deps;
@@ -157,7 +175,7 @@ export function createApp(deps: AppDeps): Apps {
     peers: deps.peers,
     feed: undefined,
     // A reload re-reads the keys file and JWT key first: a broken one cancels the whole reload.
-    onReload: [(next) => auth.reload(next)],
+    onReload: [(next) => reloadCredentials(ctx, auth, next)],
     authConfigured: () => authenticationConfigured(ctx.config),
     // createReload needs the finished context (it replaces ctx.config); it exists before any request can call this.
     reload: () => reload(),

@@ -80,7 +80,7 @@ export function createService(config: Config, options: ServiceOptions): Service 
   ];
   // A wait's connection timeout: the longest wait plus the usual command timeout (see ops/list-wait.ts).
   const waitTimeoutMs = config.limits.listMaxWait * 1000 + config.redis.commandTimeoutMs;
-  const waiters = new WaiterPool(redis, config.listMaxWaiters, waitTimeoutMs);
+  const waiters = new WaiterPool(redis, config.listMaxWaiters, waitTimeoutMs, config.listMaxWaitersPerClient);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {

@@ -40,6 +40,11 @@ export function hostPorts(list: string | undefined): ReadonlyArray<HostPort> | u
   });
 }
 
+/** SVC_CORS_ORIGINS (checked by the schema's pattern) -> its origins in lower case ('*' alone: any origin). */
+export function parseOrigins(list: string): readonly string[] {
+  return list === '' ? [] : list.split(',').map((origin) => origin.toLowerCase());
+}
+
 /** Express's `trust proxy`: a boolean, a hop count, or addresses/subnets as given. */
 export function parseTrustProxy(value: string): boolean | number | string {
   if (value === 'true' || value === 'false') return value === 'true';

@@ -1,5 +1,5 @@
 // Every SVC_* setting, declared once: where it goes in Config, its schema, reload and info behaviour, meaning.
-import { hostPorts, parseTrustProxy, type Setting } from './setting';
+import { hostPorts, parseOrigins, parseTrustProxy, type Setting } from './setting';
 
 const int = (def: number, minimum: number, maximum = 2147483647) =>
   ({ type: 'integer', default: def, minimum, maximum }) as const;
@@ -35,6 +35,13 @@ export const SETTINGS = {
     schema: int(256, 0),
     info: 'max_connections_per_ip',
     description: 'open connections per client address and process (`0`: no cap); see below',
+  },
+  SVC_IPV6_PREFIX_LENGTH: {
+    path: 'ipv6PrefixLength',
+    schema: int(64, 1, 128),
+    info: 'ipv6_prefix_length',
+    description:
+      'IPv6 clients are grouped by this network prefix (one /64 is one client) for the connection cap and rate limits',
   },
   SVC_HEADERS_TIMEOUT_MS: {
     path: 'headersTimeoutMs',
@@ -158,6 +165,13 @@ export const SETTINGS = {
     info: 'list_max_waiters',
     description: 'list pops waiting at once, each on its own Redis connection (`503` beyond)',
   },
+  SVC_LIST_MAX_WAITERS_PER_CLIENT: {
+    path: 'listMaxWaitersPerClient',
+    schema: int(4, 1, 10000),
+    info: 'list_max_waiters_per_client',
+    description:
+      'waiting list pops one credential (or, without one, one client address) holds at once (`429` beyond)',
+  },
   SVC_ADMIN_ENABLED: {
     path: 'admin.enabled',
     schema: bool(true),
@@ -225,6 +239,15 @@ export const SETTINGS = {
     live: true,
     info: 'protected_mode',
     description: 'with no credentials configured, answer loopback clients only',
+  },
+  SVC_CORS_ORIGINS: {
+    path: 'corsOrigins',
+    schema: str('', { pattern: '^(\\*|(https?://[^,/\\s]+)(,https?://[^,/\\s]+)*)?$', maxLength: 8192 }),
+    parse: parseOrigins,
+    live: true,
+    info: 'cors_origins',
+    description:
+      'browser origins allowed to call the API (CORS), comma-separated `scheme://host[:port]`, or `*`; any other `Origin` is refused (`403`)',
   },
   SVC_API_KEYS: {
     path: 'auth.apiKeys',
@@ -310,6 +333,13 @@ export const SETTINGS = {
     schema: int(1000, 1),
     info: 'changes_max_subscribers',
     description: 'SSE, WebSocket and long-poll subscribers per process at once (`503` beyond)',
+  },
+  SVC_CHANGES_MAX_SUBSCRIBERS_PER_CLIENT: {
+    path: 'changes.maxSubscribersPerClient',
+    schema: int(100, 1),
+    info: 'changes_max_subscribers_per_client',
+    description:
+      'subscribers one credential (or, without one, one client address) holds at once (`429` beyond)',
   },
   SVC_CHANGES_BUFFER: {
     path: 'changes.buffer',

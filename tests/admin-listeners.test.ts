@@ -44,7 +44,7 @@ describe('when SVC_ADMIN_PORT differs from SVC_PORT', () => {
       expect(onData.body.message).toBe(
         'No endpoint GET /store/admin/ping on this port: admin endpoints are served on port 9090',
       );
-      const flush = await request(t.data).post('/api/admin/flush');
+      const flush = await request(t.data).post('/api/admin/flush').set('Content-Type', 'application/json');
       expect(flush.status).toBe(404);
       expect(flush.body.message).toContain('admin endpoints are served on port 9090');
     } finally {
@@ -92,7 +92,9 @@ describe('when SVC_ADMIN_ENABLED=false', () => {
         expect(res.body.error).toBe('unknown_endpoint');
         expect(res.body.message).not.toContain('served on port');
       }
-      expect((await request(t.data).post('/store/admin/flush')).status).toBe(404);
+      expect(
+        (await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json')).status,
+      ).toBe(404);
       expect((await request(t.data).get('/store/string/k/exists')).status).toBe(200);
     } finally {
       await t.close();

@@ -62,7 +62,9 @@ describe('health while Redis is down', () => {
       const memory = await request(t.data).get('/store/admin/memory/k');
       expect(memory.status).toBe(503);
       expect(memory.body.error).toBe('service_unavailable');
-      expect((await request(t.data).post('/store/admin/flush')).status).toBe(503);
+      expect(
+        (await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json')).status,
+      ).toBe(503);
     } finally {
       await server.start();
     }
@@ -82,7 +84,7 @@ describe('flush without a key prefix', () => {
       await t.redis.sadd('c', 'm');
       const other = new Redis(`${server.url}/1`);
       await other.set('in-db-1', 'keep');
-      const res = await request(t.data).post('/store/admin/flush');
+      const res = await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json');
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ success: true, message: 'Database flushed', keys_removed: 3 });
       expect(await t.redis.dbsize()).toBe(0);
@@ -113,7 +115,7 @@ describe('when Redis refuses part of a flush', () => {
     const error = jest.spyOn(t.context.logger, 'error');
     try {
       await admin.set('flush-refused:a', '1');
-      const res = await request(t.data).post('/store/admin/flush');
+      const res = await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json');
       expect(res.status).toBe(500);
       expect(res.body.error).toBe('server_error');
       expect(res.body.message).toBe('Flush incomplete: Redis refused FLUSHDB (ERR); nothing was removed');
@@ -132,7 +134,7 @@ describe('when Redis refuses part of a flush', () => {
     try {
       for (const key of ['a', 'b'])
         expect((await request(t.data).post(`/store/string/${key}`).send({ value: '1' })).status).toBe(201);
-      const res = await request(t.data).post('/store/admin/flush');
+      const res = await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json');
       expect(res.status).toBe(500);
       expect(res.body.message).toBe('Flush incomplete: Redis refused UNLINK (NOPERM); nothing was removed');
       expect(await admin.exists(`${t.prefix}a`, `${t.prefix}b`)).toBe(2);

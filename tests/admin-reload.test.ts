@@ -20,7 +20,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const reload = () => request(t.data).post('/store/admin/reload');
+const reload = () => request(t.data).post('/store/admin/reload').set('Content-Type', 'application/json');
 
 test('when nothing changed, then the reload says so', async () => {
   const res = await reload();

@@ -178,7 +178,7 @@ describe('flush with a key prefix', () => {
       await app.raw.sadd(`${app.prefix}c`, 'm');
       await app.raw.set(outside, 'keep');
       await app.raw.set('#svc:rl:test-flush', '1');
-      const res = await request(app.data).post('/store/admin/flush');
+      const res = await request(app.data).post('/store/admin/flush').set('Content-Type', 'application/json');
       expect(res.status).toBe(200);
       expectSchema('FlushResponse', res.body);
       expect(res.body).toMatchObject({ success: true, keys_removed: 3 });

@@ -166,7 +166,10 @@ describe('reloading credentials', () => {
   });
   afterAll(() => t.close());
   const reload = (key: { key: string }) =>
-    request(t.data).post('/store/admin/reload').set('Authorization', bearer(key));
+    request(t.data)
+      .post('/store/admin/reload')
+      .set('Content-Type', 'application/json')
+      .set('Authorization', bearer(key));
 
   test('when the file changes and reload runs, then the new keys apply without a restart, and it says so', async () => {
     expect((await probe(t, bearer(first))).status).toBe(404);

@@ -69,16 +69,20 @@ test('a listed key of another type on another slot is 409 wrong_type', async () 
 test('counters count on every node, and an incr batch over several slots answers atomic: false', async () => {
   const big = '9007199254740992';
   await raw.set(key('c-big'), big);
-  expect((await api().post('/store/string/c-big/incr').send({ by: 1 })).body.value_string).toBe(
-    '9007199254740993',
-  );
+  expect(
+    (await api().post('/store/string/c-big/incr').set('Content-Type', 'application/json').send({ by: 1 }))
+      .body.value_string,
+  ).toBe('9007199254740993');
   const res = await api()
     .post('/store/string/batch')
     .send({ operations: ['a', 'b', 'c', 'a'].map((k) => ({ type: 'incr', key: `n-${k}`, ttl: 100 })) });
   expect(res.body.atomic).toBe(false);
   expect(res.body.results.map((r: { value: number }) => r.value)).toEqual([1, 1, 1, 2]);
   expect(await raw.ttl(key('n-a'))).toBe(100);
-  const field = await api().post('/store/hash/h/field/n/incr').send({ by: 2.5 });
+  const field = await api()
+    .post('/store/hash/h/field/n/incr')
+    .set('Content-Type', 'application/json')
+    .send({ by: 2.5 });
   expect([field.status, field.body.value]).toEqual([201, 2.5]);
 });
 
@@ -151,7 +155,11 @@ describe('lists on a Cluster', () => {
 
   test('when a pop waits on an empty list, then a push on the Cluster answers it', async () => {
     const waiting = new Promise<request.Response>((resolve, reject) =>
-      api().post('/store/list/q-wait/pop').send({ wait: 20 }).then(resolve, reject),
+      api()
+        .post('/store/list/q-wait/pop')
+        .set('Content-Type', 'application/json')
+        .send({ wait: 20 })
+        .then(resolve, reject),
     );
     const pool = t.context.store.waiters;
     const end = Date.now() + 20_000;

@@ -127,19 +127,28 @@ describe('sets', () => {
   });
 
   test('parallel member adds of distinct members: each one 201 and kept', async () => {
-    const res = await parallel((i) => api().post(`/store/set/s-members/member/m${i}`));
+    const res = await parallel((i) =>
+      api().post(`/store/set/s-members/member/m${i}`).set('Content-Type', 'application/json'),
+    );
     expect(statuses(res)).toEqual({ 201: N });
     expect(await t.raw.scard(raw('s-members'))).toBe(N);
   });
 
   test('parallel adds of one member: exactly one added, the others 200 added: false', async () => {
-    const res = await parallel(() => api().post('/store/set/s-same/member/only'));
+    const res = await parallel(() =>
+      api().post('/store/set/s-same/member/only').set('Content-Type', 'application/json'),
+    );
     expect(statuses(res)).toEqual({ 201: 1, 200: N - 1 });
     expect(res.filter((r) => r.body.added === true)).toHaveLength(1);
   });
 
   test('parallel conditional adds of one member: exactly one 201, the others 409 duplicate_member', async () => {
-    const res = await parallel(() => api().post('/store/set/s-cond/member/only').set('If-None-Match', '*'));
+    const res = await parallel(() =>
+      api()
+        .post('/store/set/s-cond/member/only')
+        .set('Content-Type', 'application/json')
+        .set('If-None-Match', '*'),
+    );
     expect(statuses(res)).toEqual({ 201: 1, 409: N - 1 });
     expect(res.filter((r) => r.status === 409).every((r) => r.body.error === 'duplicate_member')).toBe(true);
   });
@@ -158,7 +167,9 @@ describe('sets', () => {
 
   test('parallel pops: each member is answered exactly once, and the rest are 404', async () => {
     await t.raw.sadd(raw('s-pop'), ...Array.from({ length: 30 }, (_, i) => `p${i}`));
-    const res = await parallel(() => api().post('/store/set/s-pop/pop'));
+    const res = await parallel(() =>
+      api().post('/store/set/s-pop/pop').set('Content-Type', 'application/json'),
+    );
     expect(statuses(res)).toEqual({ 200: 30, 404: N - 30 });
     const popped = res.filter((r) => r.status === 200).map((r) => r.body.member);
     expect(new Set(popped).size).toBe(30);

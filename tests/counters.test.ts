@@ -12,11 +12,13 @@ afterAll(() => t.close());
 const api = () => request(t.data);
 const raw = (key: string) => `${t.prefix}${key}`;
 const incr = (key: string, body?: object) => {
-  const req = api().post(`/store/string/${key}/incr`);
+  const req = api().post(`/store/string/${key}/incr`).set('Content-Type', 'application/json');
   return body === undefined ? req : req.send(body);
 };
 const incrField = (key: string, field: string, body?: object) => {
-  const req = api().post(`/store/hash/${key}/field/${encodeURIComponent(field)}/incr`);
+  const req = api()
+    .post(`/store/hash/${key}/field/${encodeURIComponent(field)}/incr`)
+    .set('Content-Type', 'application/json');
   return body === undefined ? req : req.send(body);
 };
 

@@ -222,7 +222,10 @@ describe('what requests pay', () => {
           ? api()
               .post(`/store/list/big-list/push`)
               .send({ values: ['x'] })
-          : api().post(`/store/zset/big-zset/member/x`).send({ score: 1 });
+          : api()
+              .post(`/store/zset/big-zset/member/x`)
+              .set('Content-Type', 'application/json')
+              .send({ score: 1 });
       const written = await write.set('If-Match', asked.headers.etag as string);
       expect([200, 201]).toContain(written.status);
       expect(written.headers.etag).toMatch(ETAG);

@@ -79,8 +79,16 @@ test('a tag is found for any slot, and each master has a stream in a slot of its
 test('every write over all masters has exactly one event, in the stream of its own master', async () => {
   for (const key of KEYS) {
     await api().post(`/store/string/${key}`).send({ value: '1' }).expect(201);
-    await api().post(`/store/string/${key}/incr`).send({ by: 0 }).expect(200); // changes nothing: no event
-    await api().post(`/store/string/${key}/incr`).send({ by: 2 }).expect(200);
+    await api()
+      .post(`/store/string/${key}/incr`)
+      .set('Content-Type', 'application/json')
+      .send({ by: 0 })
+      .expect(200); // changes nothing: no event
+    await api()
+      .post(`/store/string/${key}/incr`)
+      .set('Content-Type', 'application/json')
+      .send({ by: 2 })
+      .expect(200);
     await api().post(`/store/string/${key}/expire`).send({ ttl: 100 }).expect(200);
   }
   await api()
@@ -138,6 +146,7 @@ test('a flush under the key prefix leaves a flush event in every master stream',
   const before = await allEvents();
   await request(service.admin ?? service.data)
     .post('/store/admin/flush')
+    .set('Content-Type', 'application/json')
     .expect(200);
   const flushes = (await allEvents()).slice(0).filter((e) => e.op === 'flush');
   expect(flushes.length - before.filter((e) => e.op === 'flush').length).toBe(3);

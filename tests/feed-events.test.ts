@@ -174,22 +174,45 @@ describe('an event', () => {
     await request(t.data)
       .post('/store/set/s')
       .send({ members: ['m'] });
-    await request(t.data).post('/store/string/n/incr').send({ by: 3 });
+    await request(t.data)
+      .post('/store/string/n/incr')
+      .set('Content-Type', 'application/json')
+      .send({ by: 3 });
     const since = await lastId(t);
-    await request(t.data).post('/store/set/s/member/m').expect(200);
+    await request(t.data).post('/store/set/s/member/m').set('Content-Type', 'application/json').expect(200);
     await request(t.data).delete('/store/string/nothing-here').expect(200);
     await request(t.data).delete('/store/set/s/ttl').expect(200);
-    await request(t.data).post('/store/string/n/incr').send({ by: 0 }).expect(200);
+    await request(t.data)
+      .post('/store/string/n/incr')
+      .set('Content-Type', 'application/json')
+      .send({ by: 0 })
+      .expect(200);
     await request(t.data).post('/store/string/s/expire').send({ ttl: 5 }).expect(409);
     expect(await eventsAfter(t, since)).toEqual([]);
   });
 
   test('when a sorted set member gets a new score, then an event (ZADD counts only members added), and +0 none', async () => {
-    await request(t.data).post('/store/zset/z/member/m').send({ score: 1 }).expect(201);
+    await request(t.data)
+      .post('/store/zset/z/member/m')
+      .set('Content-Type', 'application/json')
+      .send({ score: 1 })
+      .expect(201);
     const since = await lastId(t);
-    await request(t.data).post('/store/zset/z/member/m').send({ score: 5 }).expect(200);
-    await request(t.data).post('/store/zset/z/member/m/incr').send({ by: 0 }).expect(200);
-    await request(t.data).post('/store/zset/z/member/m/incr').send({ by: 2 }).expect(200);
+    await request(t.data)
+      .post('/store/zset/z/member/m')
+      .set('Content-Type', 'application/json')
+      .send({ score: 5 })
+      .expect(200);
+    await request(t.data)
+      .post('/store/zset/z/member/m/incr')
+      .set('Content-Type', 'application/json')
+      .send({ by: 0 })
+      .expect(200);
+    await request(t.data)
+      .post('/store/zset/z/member/m/incr')
+      .set('Content-Type', 'application/json')
+      .send({ by: 2 })
+      .expect(200);
     expect((await eventsAfter(t, since)).map((e) => [e.key, e.type, e.op])).toEqual([
       ['z', 'zset', 'zadd'],
       ['z', 'zset', 'zincrby'],
@@ -200,7 +223,11 @@ describe('an event', () => {
   test('when a waiting list pop gets a pushed item, then a push event and a blmpop event (appended after the pop)', async () => {
     const since = await lastId(t);
     const waiting = new Promise<request.Response>((resolve, reject) =>
-      request(t.data).post('/store/list/queue/pop').send({ wait: 20 }).then(resolve, reject),
+      request(t.data)
+        .post('/store/list/queue/pop')
+        .set('Content-Type', 'application/json')
+        .send({ wait: 20 })
+        .then(resolve, reject),
     );
     const waiters = t.context.store.waiters as { waiting: number };
     for (let i = 0; i < 1000 && waiters.waiting === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -237,7 +264,7 @@ describe('an event', () => {
   test('when an admin flush runs under a prefix, then one flush event with no key', async () => {
     await request(t.data).post('/store/string/f1').send({ value: 'v' });
     const since = await lastId(t);
-    await request(t.data).post('/store/admin/flush').expect(200);
+    await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json').expect(200);
     expect((await eventsAfter(t, since)).map((e) => [e.key, e.type, e.op])).toEqual([['', '', 'flush']]);
   });
 });

@@ -46,7 +46,7 @@ describe('what the API writes, a plain Redis client sees', () => {
     await api()
       .post('/store/set/w-set')
       .send({ members: ['a', 'b'], ttl: 300 });
-    await api().post('/store/set/w-set/member/c');
+    await api().post('/store/set/w-set/member/c').set('Content-Type', 'application/json');
     expect(await t.raw.type(raw('w-set'))).toBe('set');
     expect((await t.raw.smembers(raw('w-set'))).sort()).toEqual(['a', 'b', 'c']);
     expect(await t.raw.ttl(raw('w-set'))).toBeGreaterThan(250);
@@ -123,6 +123,7 @@ describe('a key of another type is 409 wrong_type, and nothing changes', () => {
       const key = `of-${type}`;
       let req = api()[method](`/store/${family}/${key}${path}`);
       if (header) req = req.set(header, '*');
+      if (method === 'post') req = req.set('Content-Type', 'application/json');
       const res = body ? await req.send(body) : await req;
       expect(res.status).toBe(409);
       expect(res.body.error).toBe('wrong_type');

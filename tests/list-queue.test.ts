@@ -14,7 +14,8 @@ afterAll(() => t.close());
 const api = () => request(t.data);
 const raw = (key: string) => `${t.prefix}${key}`;
 const waiters = () => t.context.store.waiters as WaiterPool;
-const pop = (key: string, body: object) => api().post(`/store/list/${key}/pop`).send(body);
+const pop = (key: string, body: object) =>
+  api().post(`/store/list/${key}/pop`).set('Content-Type', 'application/json').send(body);
 
 /** Polls until `check` holds; fails after `ms` (generous: the machine is shared), never races real time. */
 async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
@@ -114,7 +115,12 @@ test('when the service closes while a pop waits, then the pop answers 503 and cl
   const other = await testApp('list-queue-close');
   let waiting: Promise<request.Response> | undefined;
   try {
-    waiting = started(request(other.data).post('/store/list/q-close/pop').send({ wait: 25 }));
+    waiting = started(
+      request(other.data)
+        .post('/store/list/q-close/pop')
+        .set('Content-Type', 'application/json')
+        .send({ wait: 25 }),
+    );
     await until(() => (other.context.store.waiters as WaiterPool).waiting === 1);
   } finally {
     await other.close();
@@ -125,7 +131,10 @@ test('when the service closes while a pop waits, then the pop answers 503 and cl
 test('when a wait is longer than the Redis command deadline, then it is not cut short: 404 after the wait, not 503', async () => {
   const short = await testApp('list-queue-deadline', { SVC_REDIS_COMMAND_TIMEOUT_MS: '500' });
   try {
-    const res = await request(short.data).post('/store/list/q-long/pop').send({ wait: 1.5 });
+    const res = await request(short.data)
+      .post('/store/list/q-long/pop')
+      .set('Content-Type', 'application/json')
+      .send({ wait: 1.5 });
     expect([res.status, res.body.error]).toEqual([404, 'not_found']);
   } finally {
     await short.close();

@@ -13,7 +13,7 @@ const api = () => request(t.data);
 const raw = (key: string) => `${t.prefix}${key}`;
 const push = (key: string, body: object) => api().post(`/store/list/${key}/push`).send(body);
 const pop = (key: string, body?: object) => {
-  const req = api().post(`/store/list/${key}/pop`);
+  const req = api().post(`/store/list/${key}/pop`).set('Content-Type', 'application/json');
   return body === undefined ? req : req.send(body);
 };
 const items = (key: string) => t.raw.lrange(raw(key), 0, -1);

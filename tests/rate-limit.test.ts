@@ -5,6 +5,7 @@ import winston from 'winston';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { type Count, type IncrementBy, RateCounters, STALE_MS } from '../src/http/rate-counters';
+import { CountingRedisStore } from '../src/http/rate-limit-store';
 import { createLogger } from '../src/observability/logger';
 import { createRedis, limiterConnection } from '../src/redis/client';
 import { contract, type TestApp, testApp } from './support/app';
@@ -368,10 +369,37 @@ describe('requests decided without waiting for Redis', () => {
       await t.raw.del(key);
     }
   });
+
+  test("when express-rate-limit asks the store far from the limit, then rate-limit-redis's store answers at once, as a value", async () => {
+    const ip = newClient();
+    const redis = t.context.limiterRedis;
+    const store = new CountingRedisStore(
+      {
+        sendCommand: (...args: string[]) => redis.call(...(args as [string])) as Promise<number>,
+        prefix: PREFIX,
+      },
+      (key, by, ms) => redis.rateLimitIncrement(key, by, ms),
+      () => 10,
+    );
+    store.init({ windowMs: 60_000 } as Parameters<CountingRedisStore['init']>[0]);
+    try {
+      const first = await store.increment(ip);
+      expect(first.totalHits).toBe(1);
+      const second = store.increment(ip);
+      expect(second).not.toBeInstanceOf(Promise);
+      expect(second).toMatchObject({ totalHits: 2 });
+      expect((second as { resetTime: Date }).resetTime.getTime()).toBeGreaterThan(Date.now() + 50_000);
+      await store.settle();
+      // The store's own read (rate-limit-redis's get script) sees every hit.
+      expect(await store.get(ip)).toMatchObject({ totalHits: 2 });
+    } finally {
+      await t.raw.del(PREFIX + ip);
+    }
+  });
 });
 
 describe('when Redis is down', () => {
-  test('then the limiter lets requests through and the data call answers 503 on its own', async () => {
+  test('then an anonymous request, which the limiter cannot count, is refused with 503 (fail closed)', async () => {
     const server = await startRedisServer();
     const config = loadConfig({ ...LIMITED, SVC_REDIS_URL: server.url, SVC_PROTECTED_MODE: 'false' });
     const redis = createRedis(config);

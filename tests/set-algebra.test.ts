@@ -92,7 +92,9 @@ describe('reserved segments', () => {
     await t.raw.sadd(raw('union'), 'x');
     expect((await api().get('/store/set/union')).body.members).toEqual(['x']);
     expect((await api().get('/store/set/union/cardinality')).body).toEqual({ cardinality: 1 });
-    expect((await api().post('/store/set/union/member/y')).status).toBe(201);
+    expect(
+      (await api().post('/store/set/union/member/y').set('Content-Type', 'application/json')).status,
+    ).toBe(201);
     expect((await api().get('/store/set/union/member/y/exists')).body).toEqual({ exists: true });
     expect((await api().delete('/store/set/union')).body.deleted).toBe(true);
   });

@@ -141,10 +141,10 @@ describe('reading a set', () => {
 
 describe('one member', () => {
   test('POST adds a new member with 201 and an existing one with 200 added: false', async () => {
-    const added = await api().post('/store/set/m-add/member/admin');
+    const added = await api().post('/store/set/m-add/member/admin').set('Content-Type', 'application/json');
     expect(added.status).toBe(201);
     expect(added.body).toEqual({ success: true, member: 'admin', added: true });
-    const again = await api().post('/store/set/m-add/member/admin');
+    const again = await api().post('/store/set/m-add/member/admin').set('Content-Type', 'application/json');
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ success: true, member: 'admin', added: false });
     expect(await members('m-add')).toEqual(['admin']);
@@ -153,13 +153,23 @@ describe('one member', () => {
   test('POST keeps the expiry of the set', async () => {
     await t.raw.sadd(raw('m-ttl'), 'a');
     await t.raw.expire(raw('m-ttl'), 500);
-    await api().post('/store/set/m-ttl/member/b');
+    await api().post('/store/set/m-ttl/member/b').set('Content-Type', 'application/json');
     expect(await t.raw.ttl(raw('m-ttl'))).toBeGreaterThan(400);
   });
 
   test('POST with If-None-Match: * adds a new member and is 409 duplicate_member for an existing one', async () => {
-    expect((await api().post('/store/set/m-cond/member/a').set('If-None-Match', '*')).status).toBe(201);
-    const dup = await api().post('/store/set/m-cond/member/a').set('If-None-Match', '*');
+    expect(
+      (
+        await api()
+          .post('/store/set/m-cond/member/a')
+          .set('Content-Type', 'application/json')
+          .set('If-None-Match', '*')
+      ).status,
+    ).toBe(201);
+    const dup = await api()
+      .post('/store/set/m-cond/member/a')
+      .set('Content-Type', 'application/json')
+      .set('If-None-Match', '*');
     expect(dup.status).toBe(409);
     expect(dup.body.error).toBe('duplicate_member');
     expect(dup.body.message).toMatch(/'a'.*m-cond/);
@@ -167,9 +177,13 @@ describe('one member', () => {
 
   test('a URL-encoded member round-trips; one over 1024 characters is 400 invalid_member', async () => {
     const member = 'a b/c é🚀';
-    await api().post(`/store/set/m-enc/member/${encodeURIComponent(member)}`);
+    await api()
+      .post(`/store/set/m-enc/member/${encodeURIComponent(member)}`)
+      .set('Content-Type', 'application/json');
     expect(await t.raw.sismember(raw('m-enc'), member)).toBe(1);
-    const long = await api().post(`/store/set/m-enc/member/${'x'.repeat(1025)}`);
+    const long = await api()
+      .post(`/store/set/m-enc/member/${'x'.repeat(1025)}`)
+      .set('Content-Type', 'application/json');
     expect(long.status).toBe(400);
     expect(long.body.error).toBe('invalid_member');
   });
@@ -207,17 +221,17 @@ describe('pop', () => {
   test('removes and answers a member, keeps the expiry, and removes the set with its last member', async () => {
     await t.raw.sadd(raw('pop'), 'a', 'b');
     await t.raw.expire(raw('pop'), 500);
-    const first = await api().post('/store/set/pop/pop');
+    const first = await api().post('/store/set/pop/pop').set('Content-Type', 'application/json');
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ success: true, member: expect.stringMatching(/^[ab]$/) });
     expect(await t.raw.ttl(raw('pop'))).toBeGreaterThan(400);
-    const second = await api().post('/store/set/pop/pop');
+    const second = await api().post('/store/set/pop/pop').set('Content-Type', 'application/json');
     expect([first.body.member, second.body.member].sort()).toEqual(['a', 'b']);
     expect(await t.raw.exists(raw('pop'))).toBe(0);
   });
 
   test('on a missing set is 404 not_found naming the key', async () => {
-    const res = await api().post('/store/set/pop-none/pop');
+    const res = await api().post('/store/set/pop-none/pop').set('Content-Type', 'application/json');
     expect(res.status).toBe(404);
     expect(res.body.error).toBe('not_found');
     expect(res.body.message).toContain('pop-none');
@@ -246,7 +260,7 @@ describe('deleting, ttl, expire and persist', () => {
   });
 
   test('the /api alias serves the same set', async () => {
-    await api().post('/api/set/alias/member/x');
+    await api().post('/api/set/alias/member/x').set('Content-Type', 'application/json');
     expect((await api().get('/store/set/alias')).body.members).toEqual(['x']);
   });
 });

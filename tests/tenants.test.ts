@@ -31,9 +31,15 @@ describe('a path key', () => {
   });
 
   test('when a counter is outside the prefix, then 403 and nothing is counted', async () => {
-    const inside = await as(request(t.data).post('/store/string/tenant-a:views/incr'));
+    const inside = await as(
+      request(t.data).post('/store/string/tenant-a:views/incr').set('Content-Type', 'application/json'),
+    );
     expect([inside.status, inside.body.value]).toEqual([201, 1]);
-    const outside = await as(request(t.data).post('/store/hash/tenant-b:views/field/home/incr'));
+    const outside = await as(
+      request(t.data)
+        .post('/store/hash/tenant-b:views/field/home/incr')
+        .set('Content-Type', 'application/json'),
+    );
     expect(outside.status).toBe(403);
     expect(await t.raw.exists(raw('tenant-b:views'))).toBe(0);
   });

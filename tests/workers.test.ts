@@ -87,7 +87,8 @@ test('when SVC_WORKERS=2, then two workers serve one port, a crashed one is repl
  */
 function call(port: number, method: string, path: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false }, (res) => {
+    const headers = { 'Content-Type': 'application/json' };
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {

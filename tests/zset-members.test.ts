@@ -17,13 +17,19 @@ describe('one member', () => {
   });
 
   test('when a score is set, then 201 for a new member and 200 for an existing one; the expiry is kept', async () => {
-    const first = await api().post('/store/zset/m-set/member/alice').send({ score: 5 });
+    const first = await api()
+      .post('/store/zset/m-set/member/alice')
+      .set('Content-Type', 'application/json')
+      .send({ score: 5 });
     expect([first.status, first.body]).toEqual([
       201,
       { success: true, member: 'alice', score: 5, added: true },
     ]);
     await redis().expire(raw('m-set'), 500);
-    const second = await api().post('/store/zset/m-set/member/alice').send({ score: '-inf' });
+    const second = await api()
+      .post('/store/zset/m-set/member/alice')
+      .set('Content-Type', 'application/json')
+      .send({ score: '-inf' });
     expect([second.status, second.body.added]).toEqual([200, false]);
     expect(await redis().zscore(raw('m-set'), 'alice')).toBe('-inf');
     expect(await redis().ttl(raw('m-set'))).toBeGreaterThan(400);
@@ -33,6 +39,7 @@ describe('one member', () => {
     await redis().zadd(raw('m-nx'), 1, 'alice');
     const res = await api()
       .post('/store/zset/m-nx/member/alice')
+      .set('Content-Type', 'application/json')
       .set('If-None-Match', '*')
       .send({ score: 9 });
     expect([res.status, res.body.error]).toEqual([409, 'duplicate_member']);
@@ -41,7 +48,10 @@ describe('one member', () => {
 
   test('when the score is not a number, then 400 invalid_value and nothing changes', async () => {
     for (const score of ['5', null, true, 'inf']) {
-      const res = await api().post('/store/zset/m-bad/member/alice').send({ score });
+      const res = await api()
+        .post('/store/zset/m-bad/member/alice')
+        .set('Content-Type', 'application/json')
+        .send({ score });
       expect([score, res.status, res.body.error]).toEqual([score, 400, 'invalid_value']);
     }
     expect(await redis().exists(raw('m-bad'))).toBe(0);
@@ -73,7 +83,7 @@ describe('one member', () => {
 
 describe('incrementing a score', () => {
   const incr = (key: string, member: string, body: object = {}) =>
-    api().post(`/store/zset/${key}/member/${member}/incr`).send(body);
+    api().post(`/store/zset/${key}/member/${member}/incr`).set('Content-Type', 'application/json').send(body);
 
   test('when the member is missing, then it starts from 0 (201); later calls answer 200 with the new score', async () => {
     const first = await incr('i-score', 'alice', { by: 50, ttl: 60 });
@@ -118,17 +128,23 @@ describe('cardinality and pop', () => {
 
   test('when popped, then the lowest (default) or highest members come with scores; an empty key is 404', async () => {
     await redis().zadd(raw('c-pop'), 1, 'a', 2, 'b', 3, 'c');
-    const low = await api().post('/store/zset/c-pop/pop');
+    const low = await api().post('/store/zset/c-pop/pop').set('Content-Type', 'application/json');
     expect(low.body).toEqual({ success: true, members: [{ member: 'a', score: 1 }] });
-    const high = await api().post('/store/zset/c-pop/pop').send({ end: 'max', count: 5 });
+    const high = await api()
+      .post('/store/zset/c-pop/pop')
+      .set('Content-Type', 'application/json')
+      .send({ end: 'max', count: 5 });
     expect(high.body.members).toEqual([
       { member: 'c', score: 3 },
       { member: 'b', score: 2 },
     ]);
     expectSchema('ZsetPopResponse', high.body);
-    const empty = await api().post('/store/zset/c-pop/pop');
+    const empty = await api().post('/store/zset/c-pop/pop').set('Content-Type', 'application/json');
     expect([empty.status, empty.body.error]).toEqual([404, 'not_found']);
-    const bad = await api().post('/store/zset/c-pop/pop').send({ count: 0 });
+    const bad = await api()
+      .post('/store/zset/c-pop/pop')
+      .set('Content-Type', 'application/json')
+      .send({ count: 0 });
     expect([bad.status, bad.body.error]).toEqual([400, 'invalid_request']);
   });
 });
@@ -153,11 +169,14 @@ describe('the whole key', () => {
       await api()
         .post('/store/zset/k-set')
         .send({ members: { a: 1 } }),
-      await api().post('/store/zset/k-set/member/a').send({ score: 1 }),
+      await api()
+        .post('/store/zset/k-set/member/a')
+        .set('Content-Type', 'application/json')
+        .send({ score: 1 }),
       await api()
         .post('/store/zset/k-set/remove')
         .send({ members: ['a'] }),
-      await api().post('/store/zset/k-set/pop'),
+      await api().post('/store/zset/k-set/pop').set('Content-Type', 'application/json'),
       await api().delete('/store/zset/k-set'),
     ]) {
       expect([res.status, res.body.error]).toEqual([409, 'wrong_type']);

@@ -46,7 +46,11 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
       version,
       build_date: buildDate,
       config: publicConfig(ctx.config),
-      features: { websocket: ctx.feed !== undefined, authentication: ctx.authConfigured(), cors: false },
+      features: {
+        websocket: ctx.feed !== undefined,
+        authentication: ctx.authConfigured(),
+        cors: ctx.config.corsOrigins.length > 0,
+      },
     }),
   );
 

@@ -2,7 +2,7 @@
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/client';
 import type { Position } from './cursor';
-import { type ChangeEvent, compareIds, eventsOf, type StreamEntry } from './event';
+import { type ChangeEvent, compareIds, eventsOf, MAX_ID_PART, type StreamEntry } from './event';
 
 /** Entries per XRANGE. */
 export const PAGE = 1_000;
@@ -13,7 +13,15 @@ export interface BacklogPage {
   readonly next: string;
   /** More entries may follow at once. */
   readonly more: boolean;
+  /**
+   * Redis's clock (ms) when the page was read: every event written later has an id of at least `time`-0. Absent
+   * when the stream does not exist (nobody wrote yet: '0-0' is then the resume point).
+   */
+  readonly time?: number;
 }
+
+/** The largest id before `time`-0: a resume point after every event written before `time`, naming none of them. */
+export const before = (time: number): string => `${time - 1}-${MAX_ID_PART}`;
 
 /** XINFO STREAM's flat reply [name, value, ...] as a map. */
 function info(reply: unknown): Map<string, unknown> {
@@ -73,9 +81,13 @@ export async function readPage(
     .multi()
     .xrange(stream, `(${since}`, '+', 'COUNT', PAGE)
     .xinfo('STREAM', stream)
+    .time()
     .exec();
   if (!replies) throw new Error('MULTI was aborted');
-  const [[rangeErr, entries] = [null, []], [infoErr, infoReply] = [null, null]] = replies;
+  const [[rangeErr, entries] = [null, []], [infoErr, infoReply] = [null, null], [, clock] = [null, []]] =
+    replies;
+  const [seconds = 0, micros = 0] = (clock as [string, string]).map(Number);
+  const time = seconds * 1000 + Math.floor(micros / 1000);
   if (rangeErr) throw rangeErr;
   if (infoErr) {
     if (!/no such key/i.test(infoErr.message)) throw infoErr;
@@ -84,7 +96,7 @@ export async function readPage(
   if (lost(info(infoReply), since)) return 'reset';
   const list = entries as StreamEntry[];
   const last = list[list.length - 1];
-  return { events: eventsOf(stream, list), next: last ? last[0] : since, more: list.length === PAGE };
+  return { events: eventsOf(stream, list), next: last ? last[0] : since, more: list.length === PAGE, time };
 }
 
 /** The long-poll's 410 and the reset message of SSE and WebSocket: the same words. */

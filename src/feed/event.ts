@@ -40,7 +40,8 @@ const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
 const canonical = (digits: string) => digits.replace(/^0+(?=\d)/, '');
 
 /** Each part of a stream id is an unsigned 64-bit number; Redis refuses a larger one ("Invalid stream ID"). */
-const MAX_PART = '18446744073709551615';
+export const MAX_ID_PART = '18446744073709551615';
+const MAX_PART = MAX_ID_PART;
 
 /**
  * A stream id ('1700000000000-0'; a bare millisecond count means its '-0'), or undefined when it is not one. The

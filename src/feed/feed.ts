@@ -5,12 +5,15 @@ import type { Metrics } from '../observability/metrics';
 import type { RedisClient } from '../redis/client';
 import type { ClusterStreams } from '../redis/feed-streams';
 import type { Keyspace } from '../redis/keys';
-import { currentEnds, readPage, resetError } from './backlog';
+import { before, currentEnds, readPage, resetError } from './backlog';
 import { advance, type CursorFormat, clusterCursor, type Position, plainCursor } from './cursor';
 import type { ChangeEvent } from './event';
 import { Expirations } from './expirations';
 import { Hub } from './hub';
 import { type Filter, matches, type Sink, Subscriber } from './subscriber';
+
+/** The milliseconds of a stream id. */
+const msOf = (id: string) => Number(id.slice(0, id.indexOf('-')));
 
 /** How many backlog pages one long-poll reads at most before it answers what it found (bounded work). */
 const POLL_PAGES = 10;
@@ -126,14 +129,23 @@ export class Feed {
   /**
    * One long-poll page: the events after `since` (from now without it) that match, at most `limit`, stream by
    * stream; when there are none yet, waits up to `waitMs` for the first. 410 changes_reset when `since` is beyond
-   * the retention.
+   * the retention. `next` moves only to the caller's own events or to Redis's clock, never to another tenant's
+   * event: see `reported`.
    */
   async poll({ filter, since, waitMs, limit, gone }: PollRequest): Promise<PollPage> {
     const start = since ?? (await this.ends());
+    /** Where reading goes on: past every event read, the others' included (never shown to the client). */
     const position: Position = new Map(start);
+    /**
+     * What `next` says: the resume point, moved to each event of the page and, where a stream was read to its end,
+     * to just before the Redis clock of that read; so a tenant never learns when others write.
+     */
+    const reported: Position = new Map(start);
     const found: ChangeEvent[] = [];
     let pages = 0;
     for (const stream of this.streamsFrom(position)) {
+      // Following from now, `reported` starts at the stream's end: not to be shown, the clock replaces it.
+      let fromEnd = since === undefined;
       while (pages++ < POLL_PAGES) {
         const page = await readPage(this.redis, stream, position.get(stream) ?? '0-0');
         if (page === 'reset') {
@@ -143,22 +155,38 @@ export class Feed {
         }
         for (const event of page.events) {
           position.set(stream, event.id);
-          if (matches(filter, event)) found.push(event);
-          if (found.length === limit) return { events: found, next: this.cursor.format(position) };
+          if (!matches(filter, event)) continue;
+          found.push(event);
+          reported.set(stream, event.id);
+          fromEnd = false;
+          if (found.length === limit) return { events: found, next: this.cursor.format(reported) };
         }
         position.set(stream, page.next);
-        if (!page.more) break;
+        if (!page.more) {
+          if (page.time === undefined) break;
+          const clock = before(page.time);
+          if (fromEnd) reported.set(stream, clock);
+          else advance(reported, new Map([[stream, clock]]));
+          break;
+        }
+        // Out of pages in the middle of others' events: move on to the millisecond before the last one read, so
+        // that the next poll does not read the same pages again (all it tells is that others wrote much).
+        if (pages >= POLL_PAGES) advance(reported, new Map([[stream, before(msOf(page.next))]]));
       }
     }
     if (found.length > 0 || waitMs === 0 || pages > POLL_PAGES)
-      return { events: found, next: this.cursor.format(position) };
-    return this.wait(filter, position, waitMs, limit, gone);
+      return { events: found, next: this.cursor.format(reported) };
+    return this.wait(filter, position, reported, waitMs, limit, gone);
   }
 
-  /** Waits for the first matching events after `position`: subscribed, then the backlog read again (no gap). */
+  /**
+   * Waits for the first matching events after `position`: subscribed, then the backlog read again (no gap). `next`
+   * is `reported` moved to the events of the page.
+   */
   private wait(
     filter: Filter,
     position: Position,
+    reported: Position,
     waitMs: number,
     limit: number,
     gone?: Promise<void>,
@@ -167,21 +195,17 @@ export class Feed {
       const events: ChangeEvent[] = [];
       let timer: NodeJS.Timeout | undefined;
       let unsubscribe = () => {};
-      /** Where the page ends once `limit` events are in it (the subscriber goes on past it). */
-      let full: Position | undefined;
       const answer = () => {
         clearTimeout(timer);
         unsubscribe();
-        resolve({ events, next: this.cursor.format(full ?? subscriber.position) });
+        for (const event of events) reported.set(event.stream as string, event.id);
+        resolve({ events, next: this.cursor.format(reported) });
       };
       const sink: Sink = {
         transport: 'poll',
         send(event) {
           if (events.length === 0) setImmediate(answer);
-          if (events.length < limit) {
-            events.push(event);
-            if (events.length === limit) full = subscriber.position;
-          }
+          if (events.length < limit) events.push(event);
           return true;
         },
         reset: () => {},

@@ -27,6 +27,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface HubLimits {
   readonly maxSubscribers: number;
+  readonly maxSubscribersPerClient: number;
 }
 
 /**
@@ -37,6 +38,8 @@ export interface HubLimits {
  */
 export class Hub {
   private readonly subscribers = new Set<Subscriber>();
+  /** Subscribers per client (Owner.client): no one client holds every place. */
+  private readonly perClient = new Map<string, number>();
   /** Per stream, the id it was last read up to. */
   private readonly last = new Map<string, string>();
   /** One read loop per stream. */
@@ -67,12 +70,35 @@ export class Hub {
     return this.subscribers.size;
   }
 
-  /** 503 when the service is closing or SVC_CHANGES_MAX_SUBSCRIBERS are already here. */
-  checkRoom(): void {
+  /**
+   * 503 when the service is closing or SVC_CHANGES_MAX_SUBSCRIBERS are already here; 429 when `client` already
+   * holds SVC_CHANGES_MAX_SUBSCRIBERS_PER_CLIENT of them.
+   */
+  checkRoom(client?: string): void {
     if (this.closed) throw unavailable('the service is shutting down');
-    const { maxSubscribers } = this.limits();
+    const { maxSubscribers, maxSubscribersPerClient } = this.limits();
     if (this.subscribers.size >= maxSubscribers)
       throw unavailable(`this instance already serves ${maxSubscribers} subscribers`);
+    if (client !== undefined && (this.perClient.get(client) ?? 0) >= maxSubscribersPerClient)
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `This client already follows the change feed ${maxSubscribersPerClient} times on this instance ` +
+          '(SVC_CHANGES_MAX_SUBSCRIBERS_PER_CLIENT): close one first',
+        { retryAfter: REDIS_RETRY_AFTER },
+      );
+  }
+
+  /** Drops every subscriber whose owner `refused` names, telling it `reason` (credentials removed by a reload). */
+  dropWhere(refused: (owner: NonNullable<Subscriber['filter']['owner']>) => boolean, reason: string): number {
+    let dropped = 0;
+    for (const s of [...this.subscribers]) {
+      const { owner } = s.filter;
+      if (owner && refused(owner)) {
+        s.drop(reason);
+        dropped++;
+      }
+    }
+    return dropped;
   }
 
   /**
@@ -81,11 +107,20 @@ export class Hub {
    * without a gap (only the first subscriber waits: the reader keeps its position from then on).
    */
   async subscribe(subscriber: Subscriber): Promise<() => void> {
-    this.checkRoom();
+    const { owner } = subscriber.filter;
+    this.checkRoom(owner?.client);
     this.subscribers.add(subscriber);
     this.metrics.feedSubscribers(subscriber.transport, 1);
+    if (owner) this.perClient.set(owner.client, (this.perClient.get(owner.client) ?? 0) + 1);
+    const expiry = expiryTimer(subscriber);
     const remove = () => {
-      if (this.subscribers.delete(subscriber)) this.metrics.feedSubscribers(subscriber.transport, -1);
+      if (!this.subscribers.delete(subscriber)) return;
+      clearTimeout(expiry);
+      this.metrics.feedSubscribers(subscriber.transport, -1);
+      if (!owner) return;
+      const left = (this.perClient.get(owner.client) ?? 1) - 1;
+      if (left > 0) this.perClient.set(owner.client, left);
+      else this.perClient.delete(owner.client);
     };
     this.running ??= this.start();
     if (!this.isPositioned) {
@@ -194,6 +229,25 @@ export class Hub {
     const [last] = (await this.reader.xrevrange(stream, '+', '-', 'COUNT', 1)) as StreamEntry[];
     return last?.[0] ?? '0-0';
   }
+}
+
+/** setTimeout's longest delay (about 24.8 days); a token that lives longer is not watched. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A JWT subscriber is dropped when its token's `exp` passes, as its next request would be refused. */
+function expiryTimer(subscriber: Subscriber): NodeJS.Timeout | undefined {
+  const expiresAt = subscriber.filter.owner?.principal?.expiresAt;
+  if (expiresAt === undefined) return undefined;
+  const ms = expiresAt - Date.now();
+  if (ms > MAX_TIMER_MS) return undefined;
+  const timer: NodeJS.Timeout = setTimeout(
+    () => {
+      if (Date.now() >= expiresAt) subscriber.drop('the JWT expired: reconnect with a new token and resume');
+    },
+    Math.max(0, ms),
+  );
+  timer.unref();
+  return timer;
 }
 
 function unavailable(why: string): ApiError {

@@ -1,7 +1,9 @@
 // GET /store/changes (long-poll JSON, or Server-Sent Events with Accept: text/event-stream) and its WebSocket.
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { WebSocketServer } from 'ws';
 import { ApiError } from '../errors';
+import { principalOf } from '../http/auth/access';
+import { clientIdentity } from '../http/client-address';
 import type { Context } from '../http/context';
 import type { RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
@@ -40,17 +42,23 @@ function resumePoint(feed: Feed, { query, headers }: RequestInput): Position | u
   return position;
 }
 
-function filterOf({ query }: RequestInput, res: Parameters<typeof scopedPrefix>[0]): Filter {
+function filterOf({ query }: RequestInput, req: Request, res: Response, owner: Owners): Filter {
   const prefix = scopedPrefix(res, (query.prefix as string | undefined) ?? '');
-  return { prefix, type: query.type as string | undefined };
+  return {
+    prefix,
+    type: query.type as string | undefined,
+    owner: { client: owner(req, res), principal: principalOf(res) },
+  };
 }
+type Owners = ReturnType<typeof clientIdentity>;
 
 const wantsEvents = (req: Request) => /\btext\/event-stream\b/.test(req.headers.accept ?? '');
 
 export function changeRoutes(routes: Routes, ctx: Context): void {
+  const owner = clientIdentity(ctx.config.ipv6PrefixLength);
   routes.custom('get', '/store/changes', async (input, req, res) => {
     const feed = feedOf(ctx);
-    const filter = filterOf(input, res);
+    const filter = filterOf(input, req, res, owner);
     const since = resumePoint(feed, input);
     if (wantsEvents(req)) return serveSse(feed, req, res, filter, since, ctx.config.changes.heartbeatMs);
     const waitMs = ((input.query.wait as number | undefined) ?? 0) * 1000;
@@ -66,9 +74,9 @@ export function changeRoutes(routes: Routes, ctx: Context): void {
     const upgrade = (req as UpgradeRequest)[UPGRADE];
     if (!upgrade || req.headers.upgrade?.toLowerCase() !== 'websocket')
       throw new ApiError('invalid_request', 'This endpoint takes a WebSocket handshake (Upgrade: websocket)');
-    const filter = filterOf(input, res);
+    const filter = filterOf(input, req, res, owner);
     const since = resumePoint(feed, input);
-    feed.hub.checkRoom();
+    feed.hub.checkRoom(filter.owner?.client);
     server.handleUpgrade(req, upgrade.socket, upgrade.head, (ws) => {
       void serveWs(feed, ws, filter, since, ctx.config.changes.heartbeatMs);
     });

@@ -1,12 +1,24 @@
 // One follower of the feed (an SSE stream, a WebSocket, a long-poll): its filter, backlog-then-live order, its buffer.
+import type { Principal } from '../http/auth/principal';
 import { advance, type Position } from './cursor';
 import type { ChangeEvent } from './event';
 import { compareIds } from './event';
 
-/** Which events a subscriber wants: keys under `prefix` (a tenant's own prefix included), of `type` if given. */
+/** Who follows the feed: the client it counts against (a per-client cap) and the principal it was let in as. */
+export interface Owner {
+  /** The credential (`api_key:ci`), or without one the client's address (an IPv6 network). */
+  readonly client: string;
+  readonly principal?: Principal;
+}
+
+/**
+ * Which events a subscriber wants: keys under `prefix` (a tenant's own prefix included), of `type` if given; and
+ * whose subscription it is (`owner`, not a filter of events).
+ */
 export interface Filter {
   readonly prefix: string;
   readonly type?: string;
+  readonly owner?: Owner;
 }
 
 /** A flush concerns every key: every subscriber gets it, whatever its prefix or type. */

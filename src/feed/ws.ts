@@ -22,6 +22,14 @@ function message(event: ChangeEvent, cursor: string | undefined): string {
 /** Close codes: the service goes away (shutdown), or the client should come back later and resume (too slow). */
 const GOING_AWAY = 1001;
 const TRY_AGAIN_LATER = 1013;
+/** The credential it was opened with was removed or expired. */
+const POLICY_VIOLATION = 1008;
+const closeCode = (reason: string) =>
+  /shutting down/.test(reason)
+    ? GOING_AWAY
+    : /credential|JWT/.test(reason)
+      ? POLICY_VIOLATION
+      : TRY_AGAIN_LATER;
 /** Bytes the socket may hold unsent before the client counts as reading slower than events come. */
 const HIGH_WATER_BYTES = 64 * 1024;
 
@@ -68,7 +76,7 @@ export async function serveWs(
     drop(reason) {
       ws.send(JSON.stringify({ kind: 'close', reason }));
       // A close reason is at most 123 bytes: the full one went in the message above.
-      ws.close(/shutting down/.test(reason) ? GOING_AWAY : TRY_AGAIN_LATER, reason.slice(0, 120));
+      ws.close(closeCode(reason), reason.slice(0, 120));
       end();
     },
   };

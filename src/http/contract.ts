@@ -22,6 +22,8 @@ export interface Operation {
   readonly path: string;
   readonly permission: Permission;
   readonly hasBody: boolean;
+  /** The request headers the contract names for it (If-Match, Last-Event-ID, ...), as written there. */
+  readonly headers: readonly string[];
   /** Validates params, headers and body; returns them typed or throws a 400-family ApiError. */
   validate(input: { params: unknown; headers: unknown; query?: unknown; body: unknown }): RequestInput;
 }
@@ -129,6 +131,7 @@ export class Contract {
       path,
       permission: (op['x-permission'] as Permission) ?? 'admin',
       hasBody: Boolean(bodySchema),
+      headers: parameters.filter((p) => p.in === 'header').map((p) => p.name),
       validate(input) {
         for (const header of refused) {
           if ((input.headers as Record<string, unknown>)[header] !== undefined)

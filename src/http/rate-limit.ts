@@ -1,12 +1,14 @@
 // Per-client-IP rate limits with counters in Redis (shared by every instance): one for data, one for admin.
-import { isIPv6 } from 'node:net';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
+import type { Request, RequestHandler } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { Cluster } from 'ioredis';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
+import { clientNetworks } from './client-address';
 import type { Context } from './context';
-import { type Count, RateCounters } from './rate-counters';
+import { CountingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
+import { markUncounted } from './uncounted';
 
 type Settings = Config['rateLimit'];
 interface Budget {
@@ -20,14 +22,15 @@ const BUDGETS: Record<Family, (s: Settings) => Budget> = {
   admin: (s) => ({ limit: s.adminRequests, windowSeconds: s.adminWindowSeconds }),
 };
 
-const ADMIN_PATH = new RegExp(`^(${PREFIXES.join('|')})/admin(/|$)`);
+// Case-insensitive as Express's routing is: `/STORE/ADMIN/stats` is served, so it counts on the admin budget.
+const ADMIN_PATH = new RegExp(`^(${PREFIXES.join('|')})/admin(/|$)`, 'i');
 /** Works wherever the middleware is mounted (at the root or under a prefix). */
 const isAdmin = (req: Request) => ADMIN_PATH.test(req.baseUrl + req.path);
 
 /**
  * How long the limiter then leaves Redis alone after a counter took longer than its connection's command timeout
- * (LIMITER_COMMAND_TIMEOUT_MS, redis/client.ts): without it a hung Redis would hold each request that waits for its
- * count for a whole timeout before the data call even starts.
+ * (LIMITER_COMMAND_TIMEOUT_MS, redis/client.ts): without it a hung Redis would hold each request for a whole
+ * timeout per counter call (rate-limit-redis's own calls retry once) before the data call even starts.
  */
 const STORE_BACKOFF_MS = 1000;
 
@@ -47,6 +50,25 @@ function backoff() {
     });
   };
 }
+type Guard = ReturnType<typeof backoff>;
+
+/**
+ * rate-limit-redis sends raw commands, on the limiter's own connection (ctx.limiterRedis, see limiterConnection in redis/client.ts).
+ * On a Cluster the store's scripts must be loaded on every master.
+ */
+function sendCommand(ctx: Context, guard: Guard) {
+  const send = (name: string, args: string[]): Promise<unknown> => {
+    if (ctx.limiterRedis.isCluster && name.toUpperCase() === 'SCRIPT') {
+      const masters = (ctx.limiterRedis as Cluster).nodes('master');
+      return Promise.all(masters.map((node) => node.call(name, ...args))).then((replies) => replies[0]);
+    }
+    return ctx.limiterRedis.call(name, ...args);
+  };
+  return (...args: string[]) => {
+    const [name, ...rest] = args as [string, ...string[]];
+    return guard(() => send(name, rest) as Promise<string | number>);
+  };
+}
 
 /** What express-rate-limit's default key generator warns about once: a proxy setting that defeats the limit. */
 function proxyWarning(req: Request, trustProxy: Config['trustProxy']): string | undefined {
@@ -58,12 +80,11 @@ function proxyWarning(req: Request, trustProxy: Config['trustProxy']): string | 
 }
 
 /**
- * The client's key: its address, or its /56 network for IPv6 (express-rate-limit's own rule). Synchronous, unlike
- * the default, and parsing an IPv6 address (about 5 µs) happens once per address. Like the default, it warns
- * once about a proxy setting that defeats the limit.
+ * The client's key: its address, or for IPv6 its network (SVC_IPV6_PREFIX_LENGTH, see client-address.ts).
+ * Synchronous, unlike the default. Like the default, it warns once about a proxy setting that defeats the limit.
  */
 function clientKey(ctx: Context): (req: Request) => string {
-  const networks = new Map<string, string>();
+  const network = clientNetworks(ctx.config.ipv6PrefixLength);
   let warned = false;
   return (req) => {
     if (!warned) {
@@ -71,69 +92,59 @@ function clientKey(ctx: Context): (req: Request) => string {
       if (warning) ctx.logger.warn('rate limiter', { cause: warning });
       warned = warning !== undefined;
     }
-    const ip = req.ip ?? '';
-    if (!isIPv6(ip)) return ip;
-    let key = networks.get(ip);
-    if (key === undefined) {
-      if (networks.size >= IPV6_CACHE_MAX) networks.clear();
-      key = ipKeyGenerator(ip);
-      networks.set(ip, key);
-    }
-    return key;
+    return network(req.ip ?? '');
   };
 }
-const IPV6_CACHE_MAX = 10_000;
 
-function tooMany(family: Family, limit: number, windowSeconds: number, retryAfter: number): ApiError {
+function tooMany(req: Request, family: Family, windowSeconds: number): ApiError {
+  const info = (req as Request & { rateLimit?: { limit: number; resetTime?: Date } }).rateLimit;
+  const seconds = info?.resetTime ? Math.ceil((info.resetTime.getTime() - Date.now()) / 1000) : 1;
+  const retryAfter = Math.max(1, seconds);
   const what = family === 'admin' ? 'admin requests' : 'requests';
   return new ApiError(
     'rate_limit_exceeded',
-    `Too many ${what}: limit of ${limit} per ${windowSeconds} seconds reached; retry in ${retryAfter} s`,
+    `Too many ${what}: limit of ${info?.limit} per ${windowSeconds} seconds reached; retry in ${retryAfter} s`,
     { retryAfter },
   );
 }
 
 /**
- * One limiter for a window length; the limit itself is read from ctx.config per request. What clients see is
- * express-rate-limit's (draft-6 headers: RateLimit-Policy, -Limit, -Remaining, -Reset; past the limit a 429 with
- * Retry-After) and rate-limit-redis's counters (rate-limit-increment-1.lua adds a count to its script); the
- * counting is RateCounters', which lets a request far from its limit go on without waiting for Redis.
+ * One express-rate-limit instance for a window length; the limit itself is read from ctx.config per request. Its
+ * store (CountingRedisStore) counts every request in Redis but answers a client far from its limit at once
+ * (rate-counters.ts): exact with one instance; the bound with several is in docs/performance.md.
  */
 function build(ctx: Context, family: Family, windowSeconds: number): RequestHandler {
   const guard = backoff();
-  const counters = new RateCounters(
+  const limit = () => BUDGETS[family](ctx.config.rateLimit).limit;
+  const store = new CountingRedisStore(
+    { sendCommand: sendCommand(ctx, guard), prefix: ctx.keyspace.internal('rl', family, '') },
     (key, by, windowMs) => guard(() => ctx.limiterRedis.rateLimitIncrement(key, by, windowMs)),
-    windowSeconds * 1000,
+    limit,
   );
-  const prefix = ctx.keyspace.internal('rl', family, '');
-  const keyOf = clientKey(ctx);
-  let policy = { limit: 0, header: '' };
-  const decide = (res: Response, next: NextFunction, limit: number, { hits, resetAt }: Count) => {
-    const seconds = Math.max(0, Math.ceil((resetAt - Date.now()) / 1000));
-    if (!res.headersSent) {
-      if (policy.limit !== limit) policy = { limit, header: `${limit};w=${windowSeconds}` };
-      res.setHeader('RateLimit-Policy', policy.header);
-      res.setHeader('RateLimit-Limit', String(limit));
-      res.setHeader('RateLimit-Remaining', String(Math.max(limit - hits, 0)));
-      res.setHeader('RateLimit-Reset', String(seconds));
-    }
-    if (hits <= limit) next();
-    else next(tooMany(family, limit, windowSeconds, Math.max(1, seconds)));
-  };
-  // Redis did not count the request (down, hung, or the limiter backing off): it goes on uncounted.
-  const storeFailed = (next: NextFunction, err: Error) => {
-    ctx.logger.debug('rate limiter store failed; request let through', { cause: err.message });
-    next();
-  };
-  return (req, res, next) => {
-    const limit = BUDGETS[family](ctx.config.rateLimit).limit;
-    const count = counters.hit(prefix + keyOf(req), limit);
-    if (!(count instanceof Promise)) return decide(res, next, limit, count);
-    count.then(
-      (counted) => decide(res, next, limit, counted),
-      (err: Error) => storeFailed(next, err),
-    );
-  };
+  // rate-limit-redis loads its scripts at once (its increment script unused here); while Redis is down that
+  // fails and is retried on use.
+  for (const loading of [store.incrementScriptSha, store.getScriptSha]) loading.catch(() => {});
+  return rateLimit({
+    windowMs: windowSeconds * 1000,
+    limit,
+    standardHeaders: 'draft-6',
+    legacyHeaders: false,
+    store,
+    // A counter call that fails rejects the handler's promise: see `limiter` for what happens then.
+    passOnStoreError: false,
+    keyGenerator: clientKey(ctx),
+    handler: (req, _res, next) => next(tooMany(req, family, windowSeconds)),
+    // Limiters are (re)built on first use and after a reload changes the window, i.e. inside a request.
+    // keyGeneratorIpFallback: clientKey groups IPv6 addresses itself (client-address.ts), as ipKeyGenerator would.
+    validate: { creationStack: false, keyGeneratorIpFallback: false },
+    logger: {
+      warn: (err) => ctx.logger.warn('rate limiter', { cause: (err as Error).message }),
+      error: (err) => {
+        const cause = (err as Error).message;
+        ctx.logger.warn('rate limiter', { cause });
+      },
+    },
+  });
 }
 
 /** A limiter for one family, rebuilt when a reload changes its window. */
@@ -143,7 +154,16 @@ function limiter(ctx: Context, family: Family): RequestHandler {
     const { windowSeconds } = BUDGETS[family](ctx.config.rateLimit);
     if (current?.windowSeconds !== windowSeconds)
       current = { windowSeconds, handler: build(ctx, family, windowSeconds) };
-    return current.handler(req, res, next);
+    // express-rate-limit hands a failed counter call to `next` as an error (passOnStoreError: false); our 429 is
+    // an ApiError and goes on as it is.
+    return current.handler(req, res, (err?: unknown) => {
+      if (err === undefined || err instanceof ApiError || typeof err === 'string') return next(err);
+      ctx.logger.debug('rate limiter store failed; authentication decides', {
+        cause: (err as Error).message,
+      });
+      markUncounted(res);
+      next();
+    });
   };
 }
 

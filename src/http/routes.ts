@@ -5,6 +5,7 @@ import { ApiError } from '../errors';
 import type { Op } from '../ops/op';
 import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
+import { clientIdentity } from './client-address';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
 import { sendJson, sendTagged } from './send';
@@ -27,6 +28,7 @@ export class Routes {
   /** The operations of this group; an app's 404/405 fallback knows only those of the groups it serves. */
   readonly served: Operation[] = [];
   private readonly jsonBody: RequestHandler;
+  private readonly clientOf: ReturnType<typeof clientIdentity>;
 
   constructor(
     private readonly ctx: Context,
@@ -34,6 +36,7 @@ export class Routes {
     private readonly guards: RequestHandler,
   ) {
     this.jsonBody = jsonBody(ctx.config.limits.maxBodyBytes);
+    this.clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
   }
 
   /** Parses a JSON body; the route is named first, so that a bad body is logged and counted under it. */
@@ -47,10 +50,16 @@ export class Routes {
   /** A route whose work is one operation (see ops/). */
   op(method: Method, path: string, build: (input: RequestInput) => Op): void {
     const { permission } = this.ctx.contract.operation(method, path);
-    this.custom(method, path, async (input, _req, res) => {
+    this.custom(method, path, async (input, req, res) => {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
-      const outcome = await runOp(this.ctx.store, op, op.whenEmpty && abandoned(res));
+      const waits = op.whenEmpty !== undefined;
+      const outcome = await runOp(
+        this.ctx.store,
+        op,
+        waits ? abandoned(res) : undefined,
+        waits ? this.clientOf(req, res) : undefined,
+      );
       if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
       else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });
@@ -81,6 +90,8 @@ export class Routes {
         query: req.query,
         body: req.body,
       });
+      // After validation: a POST whose body is required and missing is a 400 that runs nothing either way.
+      if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
     const body = operation.hasBody ? [this.readBody(path)] : [];
@@ -106,8 +117,28 @@ function requireJson(req: Request): void {
   }
 }
 
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const BEARER = /^\s*bearer\s/i;
+
+/**
+ * A POST must carry what a form or a no-cors fetch cannot send without a CORS preflight: a JSON Content-Type, or
+ * a Bearer Authorization header (a browser adds remembered Basic credentials by itself; never a Bearer token).
+ * Routes that take no body (a set pop, the admin flush) are otherwise one `<form method=post>` away.
+ */
+function refuseSimplePost(req: Request): void {
+  const type = req.headers['content-type'];
+  if (type !== undefined && JSON_TYPE.test(type)) return;
+  if (BEARER.test(req.headers.authorization ?? '')) return;
+  throw new ApiError(
+    'unsupported_media_type',
+    `A POST needs Content-Type: application/json (even without a body) or a Bearer Authorization header, not '${
+      type?.slice(0, 100) ?? 'none'
+    }': so that no HTML form or no-cors fetch from a web page can trigger it`,
+  );
+}
+
 /** '/store/string/{key}' -> ['/store/string/:key', '/api/string/:key']: the Express paths under every prefix. */
-function underPrefixes(path: string): string[] {
+export function underPrefixes(path: string): string[] {
   const relative = path.replace(/^\/store/, '').replace(/\{(\w+)\}/g, ':$1');
   return PREFIXES.map((prefix) => prefix + relative);
 }

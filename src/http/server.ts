@@ -2,6 +2,7 @@
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
+import { clientNetworks } from './client-address';
 import { answerClientError } from './client-errors';
 import type { Context } from './context';
 import { acceptUpgrades } from './upgrade';
@@ -22,14 +23,15 @@ export interface Listener {
   close(timeoutMs: number): Promise<void>;
 }
 
-/** Open connections per client address; one over `max` (0: no cap) is closed at once. */
+/** Open connections per client address (an IPv6 network: see client-address.ts); one over `max` (0: no cap) is closed at once. */
 function capPerAddress(server: Server, max: number, ctx: Context): void {
   if (max === 0) return;
+  const network = clientNetworks(ctx.config.ipv6PrefixLength);
   const open = new Map<string, number>();
   const warned = new Set<string>();
   // Before Node's own listener, so that a refused socket is destroyed before the HTTP parser reads from it.
   server.prependListener('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    const address = network(socket.remoteAddress ?? '');
     const count = open.get(address) ?? 0;
     if (count >= max) {
       socket.destroy();

@@ -36,10 +36,10 @@ async function popped(store: Store, key: string): Promise<void> {
  * is no longer there to read.
  */
 export function blockingPop({ key, end, count, wait }: WaitInput) {
-  return async (store: Store, abandoned: AbortSignal): Promise<Outcome> => {
+  return async (store: Store, abandoned: AbortSignal, client: string): Promise<Outcome> => {
     const { waiters } = store;
     if (!waiters) throw new ApiError('service_unavailable', 'Waiting pops are not available here');
-    const conn = await waiters.acquire();
+    const conn = await waiters.acquire(client);
     let reusable = false;
     const leave = () => waiters.drop(conn);
     abandoned.addEventListener('abort', leave, { once: true });
@@ -63,7 +63,7 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
       return { status: 200, body: { success: true, values: (reply as [string, string[]])[1] } };
     } finally {
       abandoned.removeEventListener('abort', leave);
-      waiters.release(conn, reusable && !abandoned.aborted);
+      waiters.release(conn, reusable && !abandoned.aborted, client);
     }
   };
 }

@@ -31,9 +31,10 @@ export interface Op {
   result(replies: unknown[]): Outcome;
   /**
    * Run by a route (never by a batch) instead of answering 404 not_found: a list pop's bounded wait for an item
-   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away.
+   * (ops/list-wait.ts). `abandoned` is aborted when the client goes away; `client` is who the wait counts against
+   * (a credential or an address: SVC_LIST_MAX_WAITERS_PER_CLIENT).
    */
-  readonly whenEmpty?: (store: Store, abandoned: AbortSignal) => Promise<Outcome>;
+  readonly whenEmpty?: (store: Store, abandoned: AbortSignal, client: string) => Promise<Outcome>;
 }
 
 export interface Limits {

@@ -55,7 +55,7 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
  * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster). An operation
  * with `whenEmpty` runs it instead of answering 404 not_found; `abandoned` tells it that the client left.
  */
-export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Promise<Outcome> {
+export async function runOp(store: Store, op: Op, abandoned?: AbortSignal, client = ''): Promise<Outcome> {
   const [command] = op.commands;
   let outcome: Outcome | ApiError;
   if (op.commands.length === 1 && command) {
@@ -70,7 +70,7 @@ export async function runOp(store: Store, op: Op, abandoned?: AbortSignal): Prom
   }
   if (outcome instanceof ApiError) {
     if (op.whenEmpty && outcome.type === 'not_found')
-      return op.whenEmpty(store, abandoned ?? new AbortController().signal);
+      return op.whenEmpty(store, abandoned ?? new AbortController().signal, client);
     throw outcome;
   }
   return outcome;

@@ -51,9 +51,10 @@ export interface PageRequest {
 }
 
 /**
- * One page: SCAN calls (COUNT = the keys still wanted) until `limit` keys are found, the walk ends or
- * MAX_SCANS_PER_PAGE calls were made; then TYPE and TTL of the keys in one pipeline per node. A SCAN reply is
- * never split (its cursor resumes after it), so a page may hold a few more keys than `limit`.
+ * One page of at most `limit` keys: first the keys the previous page left over (see ScanPosition.pending), then
+ * SCAN calls (COUNT = the keys still wanted) until `limit` keys are found, the walk ends or MAX_SCANS_PER_PAGE
+ * calls were made; then TYPE and TTL of the keys in one pipeline per node. A SCAN reply is never split in Redis
+ * (its cursor resumes after it): the keys it gave beyond `limit` travel in the cursor to the next page.
  */
 export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: PageRequest): Promise<Page> {
   const nodes = masters(redis);
@@ -61,9 +62,24 @@ export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: 
   const found: { node: Redis; keys: string[] }[] = [];
   let total = 0;
   let { node, cursor } = request.from;
-  for (let calls = 0; calls < MAX_SCANS_PER_PAGE && node < nodes.length && total < request.limit; calls++) {
+  let pending: ScanPosition['pending'];
+  const carried = request.from.pending;
+  // A cursor is the client's text: its keys are kept only inside the (tenant-scoped) prefix.
+  const left = carried?.keys.filter((k) => k.startsWith(request.prefix)) ?? [];
+  const carriedNode = carried ? nodes[carried.node] : undefined;
+  if (carried && carriedNode && left.length > 0) {
+    found.push({ node: carriedNode, keys: left.slice(0, request.limit).map((k) => keyspace.user(k)) });
+    total = Math.min(left.length, request.limit);
+    if (left.length > request.limit) pending = { node: carried.node, keys: left.slice(request.limit) };
+  }
+  for (
+    let calls = 0;
+    calls < MAX_SCANS_PER_PAGE && node < nodes.length && total < request.limit && !pending;
+    calls++
+  ) {
     const client = nodes[node] as Redis;
-    const args: (string | number)[] = ['MATCH', match, 'COUNT', request.limit - total];
+    const wanted = request.limit - total;
+    const args: (string | number)[] = ['MATCH', match, 'COUNT', wanted];
     if (request.type) args.push('TYPE', request.type);
     const [next, keys] = (await client.call('SCAN', cursor, ...args).catch(refusedType)) as [
       string,
@@ -71,14 +87,19 @@ export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: 
     ];
     // The service's own keys (`#svc:...`) match when SVC_KEY_PREFIX is empty: never listed.
     const visible = keys.filter((k) => !k.startsWith(INTERNAL_PREFIX));
-    if (visible.length > 0) found.push({ node: client, keys: visible });
-    total += visible.length;
+    if (visible.length > wanted)
+      pending = { node, keys: visible.slice(wanted).map((k) => keyspace.fromRedis(k)) };
+    if (visible.length > 0) found.push({ node: client, keys: visible.slice(0, wanted) });
+    total += Math.min(visible.length, wanted);
     if (next === '0') [node, cursor] = [node + 1, '0'];
     else cursor = next;
   }
   const entries = (await Promise.all(found.map(({ node: n, keys }) => describe(n, keys)))).flat();
-  const keys = entries.map((e) => ({ ...e, key: keyspace.fromRedis(e.key) }));
-  return { keys, next: node < nodes.length ? { node, cursor } : null };
+  const keys = entries
+    .filter((e) => !request.type || e.type === request.type)
+    .map((e) => ({ ...e, key: keyspace.fromRedis(e.key) }));
+  const done = node >= nodes.length && !pending;
+  return { keys, next: done ? null : { node, cursor, ...(pending ? { pending } : {}) } };
 }
 
 /** TYPE and TTL of keys on one node, in one round trip; keys that vanished since SCAN are left out. */

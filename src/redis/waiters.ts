@@ -11,6 +11,8 @@ export class WaiterPool {
   private readonly idle: RedisClient[] = [];
   private readonly all = new Set<RedisClient>();
   private busy = 0;
+  /** Waiters per client (a credential, or an address): no one client holds every connection. */
+  private readonly perClient = new Map<string, number>();
   private closed = false;
 
   /** `commandTimeoutMs` must exceed the longest wait: ioredis would otherwise time a legitimate wait out. */
@@ -18,6 +20,8 @@ export class WaiterPool {
     private readonly redis: RedisClient,
     readonly max: number,
     private readonly commandTimeoutMs: number,
+    /** SVC_LIST_MAX_WAITERS_PER_CLIENT. */
+    readonly maxPerClient: number = max,
   ) {}
 
   /** How many waiters hold a connection now. */
@@ -25,26 +29,41 @@ export class WaiterPool {
     return this.busy;
   }
 
-  /** A connected connection of its own, or 503 with Retry-After when `max` waiters are already waiting. */
-  async acquire(): Promise<RedisClient> {
+  /**
+   * A connected connection of its own for `client`, or 503 with Retry-After when `max` waiters are already waiting,
+   * 429 when `client` already holds `maxPerClient` of them. Hand it back with `release(conn, reusable, client)`.
+   */
+  async acquire(client = ''): Promise<RedisClient> {
     if (this.closed) throw unavailable('The service is shutting down');
     if (this.busy >= this.max) {
       throw unavailable(`All ${this.max} waiting pops (SVC_LIST_MAX_WAITERS) are in use; retry shortly`);
     }
+    const held = this.perClient.get(client) ?? 0;
+    if (held >= this.maxPerClient) {
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `This client already holds ${this.maxPerClient} waiting pops (SVC_LIST_MAX_WAITERS_PER_CLIENT); retry when one has answered`,
+        { retryAfter: REDIS_RETRY_AFTER },
+      );
+    }
     this.busy++;
+    this.perClient.set(client, held + 1);
     const conn = this.idle.pop() ?? this.open();
     try {
       if (conn.status === 'wait') await conn.connect();
       return conn;
     } catch (err) {
-      this.release(conn, false);
+      this.release(conn, false, client);
       throw err;
     }
   }
 
   /** Hands a connection back; one that may still be blocked (its client left, it failed) is closed instead. */
-  release(conn: RedisClient, reusable: boolean): void {
+  release(conn: RedisClient, reusable: boolean, client = ''): void {
     this.busy--;
+    const left = (this.perClient.get(client) ?? 1) - 1;
+    if (left > 0) this.perClient.set(client, left);
+    else this.perClient.delete(client);
     if (reusable && !this.closed && conn.status === 'ready') this.idle.push(conn);
     else this.drop(conn);
   }

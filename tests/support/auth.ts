@@ -51,5 +51,7 @@ export function sampleRequest(t: TestApp, op: Operation, authorization?: string)
   const body = media?.example ?? Object.values(media?.examples ?? {})[0]?.value;
   const req = request(t.data)[op.method](url);
   if (authorization) req.set('Authorization', authorization);
+  // A POST without a body still says JSON: the service refuses one a form could send (see http/routes.ts).
+  if (body === undefined && op.method === 'post') req.set('Content-Type', 'application/json');
   return body === undefined ? req : req.send(body as object);
 }

@@ -14,6 +14,8 @@ export interface Credentials {
   readonly jwt?: JwtKey;
   /** Basic credentials already verified (sha256 of the header -> principal): scrypt runs once per user. */
   readonly verifiedBasic: Map<string, Principal>;
+  /** Basic credentials already refused (sha256 of the header): a repeated wrong guess costs no scrypt run. */
+  readonly refusedBasic: Map<string, true>;
 }
 
 /** True when any credential is configured (API keys, Basic users, JWT): the info endpoint's `features.authentication`. */
@@ -45,5 +47,6 @@ export function loadCredentials(config: Config): Credentials {
     ...parsed,
     ...(jwt ? { jwt } : {}),
     verifiedBasic: new Map(),
+    refusedBasic: new Map(),
   };
 }

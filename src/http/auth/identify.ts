@@ -18,7 +18,7 @@ export const PROTECTED_MODE_MESSAGE =
   '(SVC_API_KEYS_FILE or SVC_API_KEYS; create one with npm run key:new), or a JWT key (SVC_JWT_SECRET or ' +
   'SVC_JWT_PUBLIC_KEY_FILE), or set SVC_PROTECTED_MODE=false to serve every client without authentication';
 
-/** Remembered verified Basic credentials, at most; the map is dropped with its snapshot on reload. */
+/** Remembered verified (and, apart, refused) Basic credentials, at most; the map is dropped with its snapshot on reload. */
 const VERIFIED_BASIC_MAX = 1000;
 
 const isLoopback = (ip: string | undefined) =>
@@ -52,20 +52,54 @@ function bearer(token: string, creds: Credentials): Principal | string | Promise
   return jwt ? 'Invalid API key (JWTs are not accepted: no JWT key is configured)' : 'Invalid API key';
 }
 
+const BAD_BASIC = 'Bad Basic credentials: unknown username or wrong password';
+
+/**
+ * Password checks (scrypt, ~16 MiB and tens of ms each on the libuv pool) running at once, at most: beyond it a
+ * Basic credential not seen before is refused at once (503) rather than queued, so that guessing cannot hold the
+ * pool (file, DNS and zlib work wait behind it) nor memory. Below libuv's default pool of 4.
+ */
+export const SCRYPT_MAX_CONCURRENT = 2;
+let hashing = 0;
+
+function busy(): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    `Too many Basic password checks in progress (at most ${SCRYPT_MAX_CONCURRENT} at once); retry shortly`,
+    { retryAfter: 1 },
+  );
+}
+
+/** Remembers a verified or refused credential (by the header's digest) so that it costs scrypt once. */
+function remember<T>(map: Map<string, T>, digest: string, value: T): void {
+  if (map.size >= VERIFIED_BASIC_MAX) map.clear();
+  map.set(digest, value);
+}
+
 async function basic(encoded: string, creds: Credentials): Promise<Principal | string> {
   if (creds.users.size === 0) return 'HTTP Basic is not enabled: no users are configured';
   const remembered = sha256(encoded).toString('hex');
   const known = creds.verifiedBasic.get(remembered);
   if (known) return known;
+  if (creds.refusedBasic.has(remembered)) return BAD_BASIC;
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 1) return 'Malformed Basic credentials: expected base64 of username:password';
   const user = creds.users.get(decoded.slice(0, colon));
-  // An unknown user costs a hash too, so that timing does not tell which usernames exist.
-  const matches = await passwordMatches(decoded.slice(colon + 1), user?.password ?? DECOY_HASH);
-  if (!user || !matches) return 'Bad Basic credentials: unknown username or wrong password';
-  if (creds.verifiedBasic.size >= VERIFIED_BASIC_MAX) creds.verifiedBasic.clear();
-  creds.verifiedBasic.set(remembered, user.principal);
+  if (hashing >= SCRYPT_MAX_CONCURRENT) throw busy();
+  hashing++;
+  let matches: boolean;
+  try {
+    // An unknown user costs a hash too, so that timing does not tell which usernames exist.
+    matches = await passwordMatches(decoded.slice(colon + 1), user?.password ?? DECOY_HASH);
+  } finally {
+    hashing--;
+  }
+  if (!user || !matches) {
+    remember(creds.refusedBasic, remembered, true);
+    return BAD_BASIC;
+  }
+  remember(creds.verifiedBasic, remembered, user.principal);
   return user.principal;
 }
 

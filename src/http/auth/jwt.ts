@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { errors, jwtVerify } from 'jose';
 import type { Config } from '../../config';
 import type { Permission } from '../contract';
-import type { Principal } from './principal';
+import { type Principal, TENANT_PREFIX_PATTERN, TENANT_PREFIX_RULE } from './principal';
 
 export interface JwtKey {
   readonly key: KeyObject | Uint8Array;
@@ -55,7 +55,7 @@ export function loadJwtKey(auth: Config['auth'], problems: string[]): JwtKey | u
 export const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token);
 
 const PERMISSIONS: readonly string[] = ['read', 'write', 'admin'];
-const PREFIX = /^[A-Za-z0-9_.:-]{1,1024}$/;
+const PREFIX = new RegExp(TENANT_PREFIX_PATTERN);
 
 /** `permissions`: an array, or a space-separated string as OAuth scopes are; other values are ignored. */
 function permissionsOf(claim: unknown): Permission[] {
@@ -84,12 +84,13 @@ export async function verifyJwt(token: string, jwt: JwtKey): Promise<Principal |
       requiredClaims: ['exp'],
     });
     if (payload.prefix !== undefined && (typeof payload.prefix !== 'string' || !PREFIX.test(payload.prefix)))
-      return "JWT claim 'prefix' is not a valid key prefix";
+      return `JWT claim 'prefix' is not a valid tenant prefix: it ${TENANT_PREFIX_RULE}`;
     return {
       id: typeof payload.sub === 'string' ? payload.sub : 'jwt',
       scheme: 'jwt',
       permissions: permissionsOf(payload.permissions),
       ...(payload.prefix === undefined ? {} : { prefix: payload.prefix }),
+      ...(typeof payload.exp === 'number' ? { expiresAt: payload.exp * 1000 } : {}),
     };
   } catch (err) {
     return reasonOf(err, jwt);

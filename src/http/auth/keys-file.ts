@@ -1,7 +1,7 @@
 // The keys file (SVC_API_KEYS_FILE) and its inline twin (SVC_API_KEYS): JSON schema, validation, entries.
 import Ajv, { type ErrorObject } from 'ajv';
 import type { Permission } from '../contract';
-import type { Principal } from './principal';
+import { type Principal, TENANT_PREFIX_PATTERN, TENANT_PREFIX_RULE } from './principal';
 import { PASSWORD_SCRYPT_PATTERN, type PasswordHash, parsePasswordHash, sha256 } from './secrets';
 
 export interface KeyEntry {
@@ -25,8 +25,8 @@ const permissions = {
   items: { type: 'string', enum: ['read', 'write', 'admin'] },
   uniqueItems: true,
 };
-// A tenant prefix is the start of a valid key.
-const prefix = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,1024}$' };
+// A tenant prefix is the start of a valid key, ending with a delimiter (principal.ts).
+const prefix = { type: 'string', pattern: TENANT_PREFIX_PATTERN };
 const SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -92,6 +92,8 @@ function describe(e: ErrorObject): string {
   if (e.keyword === 'enum') return `${where(e)} must be one of ${e.params.allowedValues.join(', ')}`;
   if (e.keyword === 'pattern' && e.instancePath.endsWith('key_sha256'))
     return `${where(e)} must be the 64 hex digits of the key's SHA-256 digest`;
+  if (e.keyword === 'pattern' && e.instancePath.endsWith('prefix'))
+    return `${where(e)} ${TENANT_PREFIX_RULE}`;
   if (e.keyword === 'pattern' && e.instancePath.endsWith('password_scrypt'))
     return `${where(e)} must be '<salt hex>:<hash hex>' as written by npm run key:new -- --basic`;
   return `${where(e)} ${e.message}`;
