@@ -9,6 +9,8 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
   globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
+  // Fails a test file whose apps answered a status the contract does not document (tests/support/statuses.ts).
+  setupFilesAfterEnv: ['<rootDir>/tests/support/statuses-check.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

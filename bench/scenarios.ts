@@ -16,7 +16,7 @@ const MEMBERS = 10_000;
 const BATCH_SIZE = 100;
 
 export interface Scenario {
-  id: 'get' | 'post' | 'hash' | 'large' | 'member' | 'incr' | 'leaderboard' | 'batch';
+  id: 'get' | 'post' | 'hash' | 'large' | 'member' | 'incr' | 'leaderboard' | 'batch' | 'upstash';
   title: string;
   /** Redis operations one request carries (a batch of 100 sets is 100). */
   opsPerRequest: number;
@@ -41,6 +41,11 @@ function memberPath(): RequestSpec['setupRequest'] {
   let n = 0;
   return (req) => ({ ...req, path: `/store/set/${SET_KEY}/member/m${n++ % MEMBERS}` });
 }
+
+/** What @upstash/redis sends for a pipeline of 100 SETs (POST /upstash/pipeline, base64 answers). */
+const upstashPipeline = JSON.stringify(
+  Array.from({ length: BATCH_SIZE }, (_, i) => ['set', `bench:upstash:${i}`, VALUE]),
+);
 
 const batchBody = JSON.stringify({
   operations: Array.from({ length: BATCH_SIZE }, (_, i) => ({
@@ -113,6 +118,18 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
     title: `string batch (${BATCH_SIZE} sets)`,
     opsPerRequest: BATCH_SIZE,
     request: { method: 'POST', path: '/store/string/batch', headers: json, body: batchBody },
+  },
+  {
+    // The same 100 writes as the batch, through the Upstash-compatible endpoint: not atomic, one command each.
+    id: 'upstash',
+    title: `Upstash pipeline (${BATCH_SIZE} SETs)`,
+    opsPerRequest: BATCH_SIZE,
+    request: {
+      method: 'POST',
+      path: '/upstash/pipeline',
+      headers: { ...json, 'upstash-encoding': 'base64' },
+      body: upstashPipeline,
+    },
   },
   {
     // Last: its 1 MiB buffers raise the service's RSS, which the scenarios after it would report as theirs.

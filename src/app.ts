@@ -34,6 +34,7 @@ import type { WaiterPool } from './redis/waiters';
 import { createReload } from './reload';
 import { familyRoutes } from './routes/families';
 import { keyRoutes } from './routes/keys';
+import { upstashRoutes } from './upstash/routes';
 
 export { OPENAPI_FILE };
 
@@ -200,6 +201,7 @@ export function createApp(deps: AppDeps): Apps {
   familyRoutes(data, ctx, config.limits);
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
+  if (config.upstash.enabled) upstashRoutes(app, ctx, guards);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
   const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;

@@ -315,6 +315,20 @@ export const SETTINGS = {
     schema: str('X-Request-ID', { pattern: '^[A-Za-z0-9-]{1,64}$' }),
     description: 'request id header name',
   },
+  SVC_UPSTASH_ENABLED: {
+    path: 'upstash.enabled',
+    schema: bool(true),
+    info: 'upstash_enabled',
+    description: 'the Upstash-compatible command endpoint at `/upstash` (docs/upstash.md)',
+  },
+  SVC_UPSTASH_SCRIPT_PERMISSION: {
+    path: 'upstash.scriptPermission',
+    schema: oneOf(['admin', 'write'], 'admin'),
+    info: 'upstash_script_permission',
+    live: true,
+    description:
+      'permission that EVAL / FCALL need at `/upstash` (`write` for @upstash/ratelimit; see docs/upstash.md for the risk)',
+  },
   SVC_CHANGES_ENABLED: {
     path: 'changes.enabled',
     schema: bool(false),

@@ -31,7 +31,8 @@ function expressRoutes(app: Express): string[] {
         const paths = [layer.route.path].flat();
         for (const method of Object.keys(layer.route.methods)) {
           if (method === '_all') continue;
-          for (const path of paths) found.push(`${method.toUpperCase()} ${path.replace(/:(\w+)/g, '{$1}')}`);
+          for (const path of paths)
+            found.push(`${method.toUpperCase()} ${path.replace(/[:*](\w+)/g, '{$1}')}`);
         }
       } else if (layer.handle?.stack) {
         walk(layer.handle.stack);

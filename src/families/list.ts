@@ -5,7 +5,11 @@ import { listOps } from '../ops/lists';
 import { defineFamily, type Family } from './family';
 import { bodyKey, ifAbsent, KEY_BATCH, KEY_ROUTES, pathKey } from './keys';
 
-const pathIndex = (input: RequestInput) => ({ ...pathKey(input), index: input.params.index as string });
+/** The index as Redis reads it: a decimal without leading zeros (Redis refuses `007`, which the contract allows). */
+const pathIndex = (input: RequestInput) => ({
+  ...pathKey(input),
+  index: BigInt(input.params.index as string).toString(),
+});
 
 // Annotated, so that the type unions derived from the list of families never wait on the ops' inferred types.
 export const lists: Family<'list', 'list', 'LLEN'> = defineFamily({

@@ -1,4 +1,5 @@
 // A resume point of the feed: one stream id per stream, as clients see it (a plain id, or an opaque Cluster cursor).
+import { cursorJson } from '../redis/cursor';
 import { compareIds, parseId } from './event';
 
 /** Stream key -> the id of the last event a client has from it ('0-0': none). */
@@ -42,12 +43,7 @@ export function clusterCursor(
 ): CursorFormat {
   return {
     parse(text) {
-      let value: unknown;
-      try {
-        value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-      } catch {
-        return undefined;
-      }
+      const value = cursorJson(text);
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
       const entries = Object.entries(value);
       if (entries.length > MAX_STREAMS) return undefined;

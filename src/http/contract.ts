@@ -331,7 +331,11 @@ function toIntegers(query: unknown, names: string[]): unknown {
   const copy: Record<string, unknown> = { ...query };
   for (const name of names) {
     const value = copy[name];
-    if (typeof value === 'string' && /^-?\d{1,15}$/.test(value)) copy[name] = Number(value);
+    if (typeof value !== 'string' || !/^-?\d{1,400}$/.test(value)) continue;
+    // Every safe integer converts exactly; a larger one converts too, so that the schema's minimum or maximum
+    // names the problem rather than `must be integer` (2^53 + 1 becomes 2^53, still over the maximum).
+    const number = Number(value);
+    if (Number.isSafeInteger(number) || Math.abs(number) > Number.MAX_SAFE_INTEGER) copy[name] = number;
   }
   return copy;
 }

@@ -1,6 +1,7 @@
 // Pages for people, outside /store: an index at /, Swagger UI at /docs and the document itself at /openapi.yaml.
 import { type RequestHandler, Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
+import { methodNotAllowed } from './routes';
 import { sendJson } from './send';
 
 /** The body of `GET /`: what this is, and where to read on. */
@@ -23,6 +24,11 @@ export function docs(document: Record<string, unknown>, file: string, index: Ind
   router.get('/', route('/'), (_req, res) => sendJson(res, 200, index));
   router.get('/openapi.yaml', route('/openapi.yaml'), (_req, res) => {
     res.sendFile(file, { headers: { 'Content-Type': 'application/yaml; charset=utf-8' } });
+  });
+  // Other methods (OPTIONS included) answer 405 as on every /store path, not Express's automatic OPTIONS 200.
+  router.all(['/', '/openapi.yaml'], (req, res) => {
+    res.locals.route = 'unknown';
+    throw methodNotAllowed(req, ['GET']);
   });
   // The static assets answer GET and HEAD only and pass anything else on to the 404 fallback;
   // GET /docs is redirected to /docs/ so that the page's relative asset URLs resolve.

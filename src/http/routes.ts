@@ -156,13 +156,16 @@ export function fallback(operations: readonly Operation[]): RequestHandler {
       ...new Set(paths.filter((p) => p.matches.some((m) => m(req.path))).flatMap((p) => p.methods)),
     ];
     if (allowed.length === 0) throw new ApiError('unknown_endpoint', `No endpoint ${req.method} ${req.path}`);
-    if (allowed.includes('GET')) allowed.push('HEAD');
-    throw new ApiError(
-      'method_not_allowed',
-      `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`,
-      {
-        headers: { Allow: allowed.join(', ') },
-      },
-    );
+    throw methodNotAllowed(req, allowed);
   };
+}
+
+/** 405 with Allow for a path served with other `methods` (HEAD added wherever GET is). */
+export function methodNotAllowed(req: Request, methods: readonly string[]): ApiError {
+  const allowed = methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+  return new ApiError(
+    'method_not_allowed',
+    `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`,
+    { headers: { Allow: allowed.join(', ') } },
+  );
 }

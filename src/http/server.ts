@@ -14,6 +14,36 @@ import { acceptUpgrades } from './upgrade';
  */
 export const IDLE_GRACE_MS = 1_000;
 
+/**
+ * A connection closed after an answer given before the request's body was read (an early 413, an error with
+ * Connection: close) is closed gently: a FIN after the answer, then what the client still sends is read and
+ * discarded for at most this long and this many bytes, then it is destroyed. Closing it at once, with unread bytes
+ * in the kernel, sends a reset, which makes the client's kernel discard the answer it has not read yet: a client
+ * still sending its body (fetch sends no Expect: 100-continue) saw EPIPE instead of the 413 (Apache's "lingering
+ * close"). A client that closes when it has the answer ends it sooner.
+ */
+export const LINGER_MS = 2_000;
+export const LINGER_BYTES = 32 * 1024 * 1024;
+
+type Tracked = Socket & { _httpMessage?: ServerResponse; request?: IncomingMessage };
+
+/** Replaces Node's destroySoon (called once a Connection: close answer is written) with the gentle close above. */
+function lingerOnClose(socket: Tracked): void {
+  const destroySoon = socket.destroySoon.bind(socket);
+  socket.destroySoon = () => {
+    if (socket.request?.complete !== false) return destroySoon();
+    socket.end();
+    const start = socket.bytesRead;
+    const until = Date.now() + LINGER_MS;
+    const check = setInterval(() => {
+      if (Date.now() >= until || socket.bytesRead - start > LINGER_BYTES) socket.destroy();
+    }, 50);
+    check.unref();
+    socket.once('end', () => socket.destroy());
+    socket.once('close', () => clearInterval(check));
+  };
+}
+
 export interface Listener {
   readonly server: Server;
   /**
@@ -86,6 +116,10 @@ export function listen(app: Express, ctx: Context, port: number, host: string): 
     connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4))),
   });
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  // A client may half-close after its request (shutdown(SHUT_WR), as some clients and proxies do): Node's default
+  // takes that FIN for an abort and ends the socket before the answer is written. With this (a property of
+  // http.Server since Node 0.x, not an option of createServer), the answer is written, then the socket closed.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.maxConnections = config.maxConnections;
   capPerAddress(server, config.maxConnectionsPerIp, ctx);
   server.on('clientError', answerClientError(ctx));
@@ -94,13 +128,15 @@ export function listen(app: Express, ctx: Context, port: number, host: string): 
   let closing = false;
   // Tracked per connection, not per request (a listener on every response cost a GET several µs of CPU): at a close,
   // the response a connection is busy with is Node's `_httpMessage` of its socket.
-  const sockets = new Set<Socket & { _httpMessage?: ServerResponse }>();
-  server.on('connection', (socket: Socket) => {
+  const sockets = new Set<Tracked>();
+  server.on('connection', (socket: Tracked) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
+    lingerOnClose(socket);
   });
   // One listener: during a close, each response learns in time that it is its connection's last.
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    (req.socket as Tracked).request = req;
     if (closing) res.setHeader('Connection', 'close');
     app(req, res);
   });

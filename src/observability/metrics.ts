@@ -63,6 +63,12 @@ export class Metrics {
     labelNames: ['transport'] as const,
     registers: [this.registry],
   });
+  private readonly upstashCommands = new Counter({
+    name: 'svc_upstash_commands_total',
+    help: 'Redis commands run through /upstash (pipelines and transactions included), by command',
+    labelNames: ['command'] as const,
+    registers: [this.registry],
+  });
   /** One label object per endpoint and method, reused by every request (no allocation per request). */
   private readonly labels = new Map<string, Map<string, Labels>>();
 
@@ -71,6 +77,11 @@ export class Metrics {
     // prom-client's `_total` gauges break the Prometheus naming rule that only counters end in `_total`
     // (`promtool check metrics` fails on them); the labelled `nodejs_active_*` gauges hold the same counts by type.
     for (const name of UNCONVENTIONAL_DEFAULTS) this.registry.removeSingleMetric(name);
+  }
+
+  /** One command through /upstash; `command` comes from Redis's command table, so the label values are bounded. */
+  upstashCommand(command: string): void {
+    this.upstashCommands.inc({ command });
   }
 
   request(method: string, endpoint: string, seconds: number, errorType: string | undefined): void {

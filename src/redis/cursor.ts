@@ -24,14 +24,24 @@ export function encodeCursor(position: ScanPosition): string {
   return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
+/**
+ * The JSON a cursor encodes, read strictly: Node's base64url decoder skips characters outside the alphabet and
+ * stops at padding (`WzAsIjE3OTIiXQ=X` decodes as `WzAsIjE3OTIiXQ`), so a cursor that does not re-encode to itself
+ * is refused rather than read as another. undefined when it is not base64url of JSON.
+ */
+export function cursorJson(text: string): unknown {
+  const bytes = Buffer.from(text, 'base64url');
+  if (bytes.toString('base64url') !== text) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 export function decodeCursor(text: string | undefined): ScanPosition {
   if (text === undefined || text === '') return { node: 0, cursor: '0' };
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    value = undefined;
-  }
+  const value = cursorJson(text);
   if (
     Array.isArray(value) &&
     (value.length === 2 || (value.length === 4 && validPending(value[2], value[3]))) &&
@@ -40,7 +50,9 @@ export function decodeCursor(text: string | undefined): ScanPosition {
     typeof value[1] === 'string' &&
     /^\d{1,20}$/.test(value[1]) &&
     // Redis refuses a cursor beyond 64 bits ('invalid cursor'): a client error, not a 500.
-    BigInt(value[1]) < 2n ** 64n
+    BigInt(value[1]) < 2n ** 64n &&
+    // The same JSON written otherwise (spaces, a cursor of leading zeros) is another text than ours.
+    encodeCursor({ node: value[0], cursor: value[1] }) === text
   ) {
     return value.length === 4
       ? { node: value[0], cursor: value[1], pending: { node: value[2], keys: value[3] } }

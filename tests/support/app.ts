@@ -6,6 +6,7 @@ import { Contract } from '../../src/http/contract';
 import { createLogger } from '../../src/observability/logger';
 import { createService, type Service } from '../../src/service';
 import { cleanup, testPrefix } from './keys';
+import { recordStatuses } from './statuses';
 
 let sharedContract: Contract | undefined;
 /** The contract is read once per test file: compiling it is the slowest part of creating an app. */
@@ -43,6 +44,8 @@ export async function testApp(name: string, env: Record<string, string> = {}): P
   });
   // Unlike main.ts, the limiter's connection too: a test counts requests from the first one.
   await service.connect({ waitForLimiter: true });
+  recordStatuses(service.data);
+  if (service.admin) recordStatuses(service.admin);
   const raw = new Redis(process.env.REDIS_URL as string);
   return {
     ...service,

@@ -41,18 +41,39 @@ type Doc = {
  * its JSON body must match the documented schema. Returns '' when it conforms.
  */
 export function responseProblems(method: string, path: string, status: number, body: unknown): string {
+  const validate = responseValidator(method, path, status);
+  if (validate === undefined) return `${method.toUpperCase()} ${path}: status ${status} is not documented`;
+  if (validate === null || validate(body)) return '';
+  return `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors?.slice(0, 2))} ${String(JSON.stringify(body)).slice(0, 300)}`;
+}
+
+/** Whether the contract documents `status` (or its range, such as `4XX`) for the operation. */
+export const isDocumented = (method: string, path: string, status: number) =>
+  responseValidator(method, path, status) !== undefined;
+
+const validators = new Map<string, ValidateFunction | null | undefined>();
+
+/**
+ * The compiled schema of a documented answer (its status, else its range such as `4XX`): null when it has no JSON
+ * body, undefined when the status is not documented. Compiled once per operation and status (the fuzzer asks often).
+ */
+function responseValidator(method: string, path: string, status: number) {
+  const id = `${method} ${path} ${status}`;
+  if (validators.has(id)) return validators.get(id);
   const doc = contract().document as unknown as Doc;
   const item = doc.paths[path];
-  const documented = item && deref<Doc['paths'][string]>(doc, item)[method]?.responses[String(status)];
+  const responses = item && deref<Doc['paths'][string]>(doc, item)[method]?.responses;
+  const documented = responses?.[String(status)] ?? responses?.[`${String(status)[0]}XX`];
   // A shared response may itself refer to a generic one (InvalidKey -> BadRequest, with its own description).
   const response = documented && deref<Response>(doc, documented);
-  if (!response) return `${method.toUpperCase()} ${path}: status ${status} is not documented`;
-  const schema = response.content?.['application/json']?.schema;
-  if (!schema) return '';
-  const refs = JSON.parse(
-    JSON.stringify(schema).replaceAll('"#/components/schemas/', '"components.json#/$defs/'),
-  );
-  const validate = compiler().compile(refs);
-  if (validate(body)) return '';
-  return `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors?.slice(0, 2))} ${JSON.stringify(body).slice(0, 300)}`;
+  const schema = response?.content?.['application/json']?.schema;
+  let validate: ValidateFunction | null | undefined = response ? null : undefined;
+  if (schema) {
+    const refs = JSON.parse(
+      JSON.stringify(schema).replaceAll('"#/components/schemas/', '"components.json#/$defs/'),
+    );
+    validate = compiler().compile(refs);
+  }
+  validators.set(id, validate);
+  return validate;
 }

@@ -263,15 +263,40 @@ end
 -- ETags (issue 17): conditional requests, checked in the same script call as the operation they guard. --------
 -- Kept apart from the functions above, which they wrap: an operation that asks for no ETag never runs this code.
 
--- The key's strong ETag (a SHA-1 of its content, without quotes), or nil when the key does not exist. No storage:
--- a string's digest is that of its value (`value` when the caller has just read it); any other type's is that
--- of DUMP, which serializes every type (and any the service learns later) and is cheap for compact encodings.
--- DUMP compresses long strings (LZF, ~5 ms per incompressible MiB), hence the value itself for strings.
--- Equal content may serialize differently after a restart, an upgrade or a re-encoding: a spurious change of
--- ETag (a needless 412 or 200 instead of 304), never a missed one.
+-- The key's strong ETag (a SHA-1 of its content, without quotes), or nil when the key does not exist. No storage,
+-- and the content only (issue 28): never the encoding, the hash table's order (DUMP's, which rehashing changes on
+-- reads), a restart or a replica. A string's digest is that of its value (`value` when the caller has just read
+-- it); a list's of its elements in order and a sorted set's of its members in order with their scores, as JSON
+-- (cjson: an unambiguous encoding, in C); a hash's of its field/value pairs and a set's of its members, each pair
+-- or member digested on its own and the digests sorted: hex digits sort the same in every collation (Redis sets
+-- LC_COLLATE from its environment, and Lua's `<` follows it), raw fields might not. Costs in docs/performance.md.
+-- Another type (not served, e.g. a stream under DELETE /store/keys) falls back to DUMP.
+local function sorted_digests(kind, digests)
+  table.sort(digests)
+  return redis.sha1hex(kind .. ':' .. table.concat(digests))
+end
+local ETAG_DIGEST = {
+  list = function(key) return redis.sha1hex('list:' .. cjson.encode(redis.call('LRANGE', key, 0, -1))) end,
+  zset = function(key)
+    return redis.sha1hex('zset:' .. cjson.encode(redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')))
+  end,
+  hash = function(key)
+    local pairs, digests = redis.call('HGETALL', key), {}
+    -- The field's length first: no two pairs share a text.
+    for i = 1, #pairs, 2 do digests[#digests + 1] = redis.sha1hex(#pairs[i] .. ':' .. pairs[i] .. pairs[i + 1]) end
+    return sorted_digests('hash', digests)
+  end,
+  set = function(key)
+    local members = redis.call('SMEMBERS', key)
+    for i = 1, #members do members[i] = redis.sha1hex(members[i]) end
+    return sorted_digests('set', members)
+  end,
+}
 local function etag_of(key, actual, value)
   if actual == 'none' then return nil end
   if actual == 'string' then return redis.sha1hex(value or redis.call('GET', key)) end
+  local digest = ETAG_DIGEST[actual]
+  if digest then return digest(key) end
   return redis.sha1hex(redis.call('DUMP', key))
 end
 

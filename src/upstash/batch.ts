@@ -1,0 +1,98 @@
+// POST /upstash/pipeline (in order, not atomic) and POST /upstash/multi-exec (MULTI/EXEC on a connection of its own).
+import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
+import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
+import { failingOver } from '../ops/send';
+import type { RedisClient } from '../redis/client';
+import { appendEvents } from './events';
+import type { Planned } from './plan';
+import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
+
+/**
+ * Runs every command in order; each answers for itself. Sent together on the shared connection (Redis runs them in
+ * order), one after the other when the order would not hold: a blocking command (its own connection), a write
+ * that replicas confirm (the writer's connection) or a command the service answers itself (a flush) among them.
+ */
+export async function runPipeline(runner: Runner, planned: Planned[]): Promise<Item[]> {
+  const { store } = runner;
+  const apart = planned.some(
+    (p) => p.blocking || !p.exact || isSpecial(store, p) || (store.durable && p.writes),
+  );
+  if (!apart) return Promise.all(planned.map((p) => runOne(runner, p).catch(asItem)));
+  const items: Item[] = [];
+  for (const p of planned) items.push(await runOne(runner, p).catch(asItem));
+  return items;
+}
+
+/** A refusal of one command (403, 400) is that command's error; Redis away fails the whole request. */
+function asItem(err: unknown): Item {
+  const apiError = toApiError(err);
+  if (apiError.status >= 500) throw apiError;
+  return { error: apiError.message };
+}
+
+/** On a Cluster, one hash slot for every key (ioredis sends the transaction to the node serving it). */
+function checkSlots(redis: RedisClient, planned: Planned[]): void {
+  if (!(redis instanceof Cluster)) return;
+  const slots = new Set(planned.flatMap((p) => p.keys.map((key) => calculateSlot(key))));
+  if (slots.size > 1)
+    throw new ApiError(
+      'invalid_request',
+      `CROSSSLOT Keys in request don't hash to the same slot: on Redis Cluster a transaction needs every key in one hash slot (${slots.size} here); give related keys a common hash tag such as {user1}:a, {user1}:b`,
+    );
+}
+
+/**
+ * MULTI ... EXEC of every command, atomically, on a pooled connection of its own (never shared with another
+ * transaction, nor interleaved with other clients' commands). A command Redis refuses while queueing discards the
+ * whole transaction (400 EXECABORT); one that fails while running answers its error, the others still apply.
+ */
+export async function runTransaction(runner: Runner, planned: Planned[]): Promise<Item[]> {
+  const { store } = runner;
+  checkSlots(store.redis, planned);
+  const writes = planned.some((p) => p.writes);
+  for (const p of planned) {
+    if (!p.exact)
+      throw new ApiError('forbidden', `ERR '${p.name.toUpperCase()}' cannot run in a transaction here`);
+    if ((p.name === 'flushdb' || p.name === 'flushall') && runner.prefix !== '')
+      throw new ApiError('forbidden', 'ERR a flush under a prefix cannot run in a transaction');
+  }
+  if (writes && store.fence?.closed) throw failingOver();
+  const { waiters } = store;
+  if (!waiters)
+    throw new ApiError('service_unavailable', 'Transactions are not available here', {
+      retryAfter: REDIS_RETRY_AFTER,
+    });
+  const conn = await waiters.acquire(runner.client);
+  let reusable = false;
+  let replies: [Error | null, unknown][] | null;
+  try {
+    const multi = conn.multi();
+    for (const p of planned) multi.call(...(p.args as [string]));
+    replies = await multi.exec().catch((err: Error & { previousErrors?: Error[] }) => {
+      if (err.name !== 'ReplyError' || !err.message.startsWith('EXECABORT')) throw err;
+      reusable = true;
+      const first = err.previousErrors?.[0]?.message;
+      throw new ApiError('invalid_request', first ? `${err.message} (${first})` : err.message);
+    });
+    reusable = true;
+    if (!replies) throw new ApiError('invalid_request', 'EXECABORT the transaction was aborted');
+    if (writes) await confirm(store, conn, { writes }, [null, null]);
+  } catch (err) {
+    throw toApiError(err);
+  } finally {
+    waiters.release(conn, reusable, runner.client);
+  }
+  if (writes) runner.wrote();
+  const items = planned.map((p, i): Item => {
+    const [err, value] = (replies as [Error | null, unknown][])[i] ?? [null, null];
+    return err ? { error: err.message } : { result: p.reply(value) };
+  });
+  await Promise.all(
+    planned.map((p, i) => {
+      const [err, value] = (replies as [Error | null, unknown][])[i] ?? [null, null];
+      return p.writes && !err ? appendEvents(store, p, value) : undefined;
+    }),
+  );
+  return items;
+}

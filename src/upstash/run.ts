@@ -1,0 +1,220 @@
+// Runs planned Upstash commands: one, a pipeline (in order, not atomic), or a transaction on a connection of its own.
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, type Redis } from 'ioredis';
+import { flush } from '../admin/redis';
+import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
+import type { Store } from '../ops/run';
+import { sendScript, unconfirmed, withDeadline } from '../ops/send';
+import { masterNodes, type RedisClient } from '../redis/client';
+import { createKeyspace, INTERNAL_PREFIX } from '../redis/keys';
+import { appendEvents } from './events';
+import type { Planned } from './plan';
+
+/** What a command comes back as in Upstash's answers. */
+export type Item = { result: unknown } | { error: string };
+
+export interface Runner {
+  readonly store: Store;
+  /** SVC_KEY_PREFIX followed by the credential's prefix. */
+  readonly prefix: string;
+  /** The longest wait of a blocking command, in seconds (SVC_LIST_MAX_WAIT). */
+  readonly maxWait: number;
+  /** Told of every write that reached Redis (the sync token changes). */
+  readonly wrote: () => void;
+  /** Who holds pooled connections (SVC_LIST_MAX_WAITERS_PER_CLIENT): a credential, or an address. */
+  readonly client: string;
+}
+
+/** A Redis error reply is the command's own answer; anything else (Redis away, a timeout) fails the request. */
+function settle(err: Error | null, value: unknown, planned: Planned): Item {
+  if (!err) return { result: planned.reply(value) };
+  if (err.name !== 'ReplyError') throw toApiError(err);
+  if (toApiError(err).status === 503) throw toApiError(err);
+  return { error: err.message };
+}
+
+const isCluster = (store: Store) => store.redis instanceof Cluster;
+
+/** Runs one command on the shared connection (writes through the durable writer when replicas must confirm). */
+export async function runOne(runner: Runner, planned: Planned, abandoned?: AbortSignal): Promise<Item> {
+  const item = await runCommand(runner, planned, abandoned);
+  return planned.withTypes && 'result' in item ? withTypes(runner, item.result) : item;
+}
+
+/** SCAN's keys each followed by its type, as Upstash answers `SCAN ... WITHTYPE`. */
+async function withTypes(runner: Runner, result: unknown): Promise<Item> {
+  const [cursor, keys] = result as [string, string[]];
+  const types = await Promise.all(
+    keys.map((key) => withDeadline(runner.store.redis.type(runner.prefix + key), runner.store.deadlineMs)),
+  );
+  return { result: [cursor, keys.flatMap((key, i) => [key, types[i] as string])] };
+}
+
+async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSignal): Promise<Item> {
+  const { store } = runner;
+  await vouchForKeys(store, planned);
+  const special = await runSpecial(runner, planned);
+  if (special) return special;
+  if (isCluster(store) && new Set(planned.keys.map((key) => calculateSlot(key))).size > 1)
+    return { error: "CROSSSLOT Keys in request don't hash to the same slot" };
+  let reply: [Error | null, unknown];
+  const wait = planned.blocking ? blockingWait(planned, runner.maxWait) : undefined;
+  if (wait !== undefined) {
+    reply = await runBlocking(runner, planned, wait, abandoned);
+  } else {
+    const slot = isCluster(store) && planned.keys[0] ? calculateSlot(planned.keys[0]) : 0;
+    reply = await sendScript(store, slot, 'call', () => planned.args, planned.writes);
+  }
+  const item = settle(reply[0], reply[1], planned);
+  if (planned.writes && 'result' in item) {
+    runner.wrote();
+    await appendEvents(store, planned, reply[1]);
+  }
+  return item;
+}
+
+/** Without exact key specs (SORT ... STORE), COMMAND GETKEYS must show that no internal key is named. */
+async function vouchForKeys(store: Store, planned: Planned): Promise<void> {
+  if (planned.exact) return;
+  const keys = (await store.redis.call('COMMAND', 'GETKEYS', ...planned.args).catch(() => [])) as string[];
+  if (keys.some((key) => key.startsWith(INTERNAL_PREFIX)))
+    throw new ApiError('forbidden', 'ERR a key of this command is reserved for the service');
+}
+
+/** Whether the service answers `planned` itself (see runSpecial), in more than one round trip. */
+export function isSpecial(store: Store, planned: Planned): boolean {
+  const { name } = planned;
+  if (name === 'flushdb' || name === 'flushall') return true;
+  return isCluster(store) && (name === 'keys' || name === 'dbsize' || name === 'scan');
+}
+
+/** Commands answered by the service itself: flushes under a prefix, and those that span a Cluster's masters. */
+async function runSpecial(runner: Runner, planned: Planned): Promise<Item | undefined> {
+  const { store } = runner;
+  const top = planned.name;
+  if (top === 'flushdb' || top === 'flushall') {
+    const { changes, streams } = store;
+    await flush(store.redis, createKeyspace(runner.prefix), changes && { ...changes, streams });
+    runner.wrote();
+    return { result: 'OK' };
+  }
+  if (top === 'randomkey') return { result: await randomKey(store, planned) };
+  if (!isCluster(store)) return undefined;
+  const nodes = masterNodes(store.redis);
+  const onEach = () =>
+    Promise.all(
+      nodes.map((node) => withDeadline(node.call(...(planned.args as [string])), store.deadlineMs)),
+    );
+  if (top === 'keys') return { result: planned.reply((await onEach()).flat()) };
+  if (top === 'dbsize') return { result: (await onEach()).reduce((a: number, b) => a + Number(b), 0) };
+  if (top === 'scan') return { result: planned.reply(await scanCluster(store, nodes, planned.args)) };
+  return undefined;
+}
+
+/** RANDOMKEY (allowed without a prefix only) asked again when it picks an internal key; null after a few tries. */
+async function randomKey(store: Store, planned: Planned): Promise<unknown> {
+  for (let i = 0; i < RANDOMKEY_TRIES; i++) {
+    const picked = await withDeadline(store.redis.randomkey(), store.deadlineMs);
+    // An empty database; else a user key, or an internal one (the reply filter makes it null): try again.
+    if (picked === null || planned.reply(picked) !== null) return picked;
+  }
+  return null;
+}
+const RANDOMKEY_TRIES = 8;
+
+/**
+ * SCAN over every master of a Cluster: the cursor '<master>-<cursor>' names the master being walked (the masters in
+ * masterNodes' stable order); '0' starts and ends the walk.
+ */
+async function scanCluster(store: Store, nodes: Redis[], args: string[]): Promise<unknown> {
+  const [, cursorText = '0', ...options] = args;
+  const m = /^(?:(\d{1,4})-)?(\d{1,20})$/.exec(cursorText);
+  if (!m) throw new ApiError('invalid_request', 'ERR invalid cursor');
+  let node = Number(m[1] ?? 0);
+  const node0 = nodes[node];
+  if (!node0) throw new ApiError('invalid_request', 'ERR invalid cursor');
+  const [next, keys] = (await withDeadline(
+    node0.call('SCAN', m[2] as string, ...options),
+    store.deadlineMs,
+  )) as [string, string[]];
+  const cursor = next;
+  if (cursor === '0') {
+    node++;
+    if (node >= nodes.length) return ['0', keys];
+  }
+  return [`${node}-${cursor}`, keys];
+}
+
+/** The seconds a blocking command waits (its timeout capped at SVC_LIST_MAX_WAIT), or undefined when it does not. */
+function blockingWait(planned: Planned, max: number): number | undefined {
+  const { args } = planned;
+  const name = planned.name;
+  let index: number;
+  let scale = 1;
+  if (name === 'xread' || name === 'xreadgroup') {
+    index = args.findIndex((a, i) => i > 0 && a.toLowerCase() === 'block') + 1;
+    if (index === 0) return undefined;
+    scale = 1000;
+  } else if (name === 'blmpop' || name === 'bzmpop') index = 1;
+  else index = args.length - 1;
+  const value = Number(args[index]);
+  // Redis refuses a malformed timeout itself, at once.
+  if (!Number.isFinite(value) || value < 0) return 0;
+  const seconds = value === 0 || value / scale > max ? max : value / scale;
+  args[index] = String(seconds * scale);
+  return seconds;
+}
+
+/** A blocking command on a pooled connection of its own (as a list pop's `wait`), with the same cap. */
+async function runBlocking(
+  runner: Runner,
+  planned: Planned,
+  seconds: number,
+  abandoned?: AbortSignal,
+): Promise<[Error | null, unknown]> {
+  const { store } = runner;
+  const { waiters } = store;
+  if (!waiters)
+    throw new ApiError('service_unavailable', 'Blocking commands are not available here', {
+      retryAfter: REDIS_RETRY_AFTER,
+    });
+  if (planned.writes && store.fence?.closed)
+    throw new ApiError('service_unavailable', 'The data store is failing over; retry shortly', {
+      retryAfter: REDIS_RETRY_AFTER,
+    });
+  const conn = await waiters.acquire(runner.client);
+  let reusable = false;
+  const leave = () => waiters.drop(conn);
+  abandoned?.addEventListener('abort', leave, { once: true });
+  try {
+    const reply = await withDeadline(
+      conn.call(...(planned.args as [string])),
+      seconds * 1000 + store.deadlineMs,
+    ).then(
+      (value): [Error | null, unknown] => [null, value],
+      (err: Error): [Error | null, unknown] => [err, null],
+    );
+    reusable = reply[0] === null || reply[0].name === 'ReplyError';
+    await confirm(store, conn, planned, reply);
+    return reply;
+  } finally {
+    abandoned?.removeEventListener('abort', leave);
+    waiters.release(conn, reusable && !abandoned?.aborted, runner.client);
+  }
+}
+
+/** With SVC_REDIS_WAIT_REPLICAS: WAIT on the connection that wrote (not on a Cluster: see ops/run.ts). */
+export async function confirm(
+  store: Store,
+  conn: RedisClient,
+  planned: Planned | { writes: boolean },
+  reply: [Error | null, unknown],
+): Promise<void> {
+  const { durable } = store;
+  if (!durable || !planned.writes || reply[0] !== null || conn instanceof Cluster) return;
+  const confirmed = await withDeadline(
+    conn.call('WAIT', durable.replicas, durable.waitTimeoutMs),
+    durable.deadlineMs,
+  ).catch(() => 0);
+  if (Number(confirmed) < durable.replicas) throw unconfirmed(durable);
+}
