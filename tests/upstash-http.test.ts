@@ -284,3 +284,27 @@ describe('settings', () => {
     }
   });
 });
+
+describe('browsers', () => {
+  test('when a write comes as a GET or a text POST without a Bearer token (an <img> or a form), then 415 and nothing is written', async () => {
+    const open = await testApp('upstash-browser');
+    try {
+      const key = 'from-a-page';
+      const viaGet = await request(open.data).get(`/upstash/set/${key}/x`);
+      expect(viaGet.status).toBe(415);
+      expect(viaGet.body.error).toMatch(/Content-Type: application\/json .* Bearer/);
+      const viaForm = await request(open.data)
+        .post('/upstash')
+        .set('Content-Type', 'text/plain')
+        .send(JSON.stringify(['SET', key, 'x']));
+      expect(viaForm.status).toBe(415);
+      expect(await open.raw.exists(`${open.prefix}${key}`)).toBe(0);
+      // Reads stay open to a plain GET, and a JSON POST writes as before.
+      expect((await request(open.data).get(`/upstash/get/${key}`)).body).toEqual({ result: null });
+      const json = await request(open.data).post('/upstash').send(['SET', key, 'x']);
+      expect(json.body).toEqual({ result: 'OK' });
+    } finally {
+      await open.close();
+    }
+  });
+});

@@ -126,12 +126,20 @@ const BEARER = /^\s*bearer\s/i;
  * Routes that take no body (a set pop, the admin flush) are otherwise one `<form method=post>` away.
  */
 function refuseSimplePost(req: Request): void {
+  refuseSimpleWrite(req, 'A POST');
+}
+
+/**
+ * Refuses a write that a web page could send without a CORS preflight (a form, an `<img>`, a no-cors fetch): it
+ * needs a JSON Content-Type or a Bearer Authorization header. `what` names the request in the message.
+ */
+export function refuseSimpleWrite(req: Request, what: string): void {
   const type = req.headers['content-type'];
   if (type !== undefined && JSON_TYPE.test(type)) return;
   if (BEARER.test(req.headers.authorization ?? '')) return;
   throw new ApiError(
     'unsupported_media_type',
-    `A POST needs Content-Type: application/json (even without a body) or a Bearer Authorization header, not '${
+    `${what} needs Content-Type: application/json (even without a body) or a Bearer Authorization header, not '${
       type?.slice(0, 100) ?? 'none'
     }': so that no HTML form or no-cors fetch from a web page can trigger it`,
   );

@@ -50,13 +50,14 @@ export function decodeCursor(text: string | undefined): ScanPosition {
     typeof value[1] === 'string' &&
     /^\d{1,20}$/.test(value[1]) &&
     // Redis refuses a cursor beyond 64 bits ('invalid cursor'): a client error, not a 500.
-    BigInt(value[1]) < 2n ** 64n &&
-    // The same JSON written otherwise (spaces, a cursor of leading zeros) is another text than ours.
-    encodeCursor({ node: value[0], cursor: value[1] }) === text
+    BigInt(value[1]) < 2n ** 64n
   ) {
-    return value.length === 4
-      ? { node: value[0], cursor: value[1], pending: { node: value[2], keys: value[3] } }
-      : { node: value[0], cursor: value[1] };
+    const position: ScanPosition =
+      value.length === 4
+        ? { node: value[0], cursor: value[1], pending: { node: value[2], keys: value[3] } }
+        : { node: value[0], cursor: value[1] };
+    // The same JSON written otherwise (spaces, a cursor of leading zeros) is another text than ours.
+    if (encodeCursor(position) === text) return position;
   }
   throw new ApiError(
     'invalid_request',

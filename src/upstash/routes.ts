@@ -11,6 +11,7 @@ import { ApiError, toApiError } from '../errors';
 import { principalOf } from '../http/auth/access';
 import { clientIdentity } from '../http/client-address';
 import type { Context } from '../http/context';
+import { refuseSimpleWrite } from '../http/routes';
 import { sendJson } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
 import { encodeBase64 } from './encoding';
@@ -107,6 +108,8 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
         ? 'write'
         : 'read';
     ctx.access.authorize(res, needed, []);
+    // A GET of the path form, or a text POST, is one `<img>` or form away from any web page.
+    if (needed !== 'read') refuseSimpleWrite(req, 'A write through /upstash');
     for (const p of planned) ctx.telemetry.metrics.upstashCommand(p.name);
     return [r, planned];
   };
