@@ -27,9 +27,10 @@ export function strings(api: Api) {
     /** The value, or null when the key does not exist. */
     async get(key: string, options: CallOptions = {}): Promise<StringValue | null> {
       const got = await unwrapOrNull(api.GET('/store/string/{key}', { ...at(key), signal: options.signal }));
-      // The JSON answer: the raw bytes (application/octet-stream) need an Accept this call does not send.
-      const data = got?.data as { value: string; ttl: number } | undefined;
-      return got && data ? { value: data.value, ttl: data.ttl, etag: got.etag } : null;
+      if (!got) return null;
+      // The route also answers raw bytes (Accept: application/octet-stream); this call asks for JSON.
+      const data = got.data as Exclude<typeof got.data, string>;
+      return { value: data.value, ttl: data.ttl, etag: got.etag };
     },
     /** Creates or replaces the value; `created` is true when the key was new. */
     async set(key: string, value: string, options: SetOptions = {}) {
