@@ -23,6 +23,8 @@ export interface ScriptCommands {
   /** DEL of a key of any type with its change event: 1 when it existed. */
   keyDelete(key: string): Promise<number>;
   rateLimitIncrement(key: string, by: number, windowMs: number): Promise<[number, number]>;
+  /** An /upstash read checked against the reply budget first: key count, keys, kind, 'run' | 'size', the command. */
+  upstashBounded(numberOfKeys: number, ...args: string[]): Promise<unknown>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
@@ -89,6 +91,8 @@ function scripts(config: Config) {
     typedBatch: { lua: script('typed-batch-n.lua') },
     keyDelete: { lua: script('key-delete-1.lua'), numberOfKeys: 1 },
     rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },
+    // The key count comes first in each call.
+    upstashBounded: { lua: `${budgetHeader(config)}\n${source('upstash-bounded-n.lua')}` },
   };
 }
 
@@ -138,7 +142,7 @@ export function createRedis(config: Config): RedisClient {
       scripts: options.scripts,
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
-      autoPipeliningIgnoredCommands: ['typedBatch'],
+      autoPipeliningIgnoredCommands: ['typedBatch', 'upstashBounded'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),

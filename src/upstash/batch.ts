@@ -4,6 +4,7 @@ import { Cluster } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import { failingOver } from '../ops/send';
 import type { RedisClient } from '../redis/client';
+import { checkBudget } from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
 import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
@@ -15,6 +16,7 @@ import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
  */
 export async function runPipeline(runner: Runner, planned: Planned[]): Promise<Item[]> {
   const { store } = runner;
+  await checkBudget(store, planned, runner.budget);
   const apart = planned.some(
     (p) => p.blocking || !p.exact || isSpecial(store, p) || (store.durable && p.writes),
   );
@@ -50,6 +52,8 @@ function checkSlots(redis: RedisClient, planned: Planned[]): void {
 export async function runTransaction(runner: Runner, planned: Planned[]): Promise<Item[]> {
   const { store } = runner;
   checkSlots(store.redis, planned);
+  // Sized just before MULTI: the commands then run as they are (a key growing in between is not re-checked).
+  await checkBudget(store, planned, runner.budget);
   const writes = planned.some((p) => p.writes);
   for (const p of planned) {
     if (!p.exact)
