@@ -40,8 +40,14 @@ const KINDS: Readonly<Record<string, string>> = {
   keys: 'keys',
 };
 
-/** The kind of a bounded read, or undefined for a command answered as it is. */
+/**
+ * The kind of a bounded read, or undefined for a command answered as it is. A wrong number of arguments goes to
+ * Redis as it is (it reads nothing), so that its error keeps Redis's text rather than the script's.
+ */
 export function sizeKind(planned: Planned): string | undefined {
+  const { arity } = planned.spec;
+  const count = planned.args.length;
+  if (arity >= 0 ? count !== arity : count < -arity) return undefined;
   return planned.writes ? undefined : KINDS[planned.name];
 }
 
@@ -78,6 +84,12 @@ export function refusal(err: Error | null, budget: Budget): ApiError | undefined
   return tooLarge(Number(elements), Number(bytes), budget);
 }
 
+/** A count given as an argument above the budget: 413 at once (no round trip, nothing awaited). */
+export function checkArguments(planned: Planned, budget: Budget): void {
+  const counted = argumentCount(planned);
+  if (counted > budget.elements) throw tooLarge(counted, 0, budget);
+}
+
 /** What one command would read: [elements, bytes]. */
 async function sizeOf(store: Store, planned: Planned): Promise<[number, number]> {
   const counted = argumentCount(planned);
@@ -96,8 +108,10 @@ async function sizeOf(store: Store, planned: Planned): Promise<[number, number]>
 }
 
 /**
- * The whole request's reads (one command, a pipeline, a transaction) within the budget, or 413 before anything
+ * The whole request's reads (a pipeline, a transaction, KEYS on a Cluster) within the budget, or 413 before anything
  * runs. Sized in one round trip per data-dependent read (in parallel); commands of other kinds cost nothing here.
+ * It also loads upstash-bounded-n.lua into Redis's script cache before a pipeline runs, so that its EVALSHA is not
+ * answered NOSCRIPT and sent again after the commands that follow it (ioredis's fallback would reorder them).
  */
 export async function checkBudget(store: Store, planned: Planned[], budget: Budget): Promise<void> {
   const sized = planned.filter((p) => sizeKind(p) || argumentCount(p) !== 0);

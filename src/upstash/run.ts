@@ -7,7 +7,7 @@ import type { Store } from '../ops/run';
 import { sendScript, unconfirmed, withDeadline } from '../ops/send';
 import { masterNodes, type RedisClient } from '../redis/client';
 import { createKeyspace, INTERNAL_PREFIX } from '../redis/keys';
-import { type Budget, boundedArgs, checkBudget, refusal, sizeKind } from './bounds';
+import { type Budget, boundedArgs, checkArguments, checkBudget, refusal, sizeKind } from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
 
@@ -57,8 +57,10 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
   const { store } = runner;
   await vouchForKeys(store, planned);
   // Bounded reads are checked inside their own script call below; KEYS on a Cluster and argument counts here.
+  // Nothing is awaited for other commands: a pipeline's commands must reach the connection in their order.
   const kind = sizeKind(planned);
-  if (!kind || isSpecial(store, planned)) await checkBudget(store, [planned], runner.budget);
+  checkArguments(planned, runner.budget);
+  if (kind && isSpecial(store, planned)) await checkBudget(store, [planned], runner.budget);
   const special = await runSpecial(runner, planned);
   if (special) return special;
   if (isCluster(store) && new Set(planned.keys.map((key) => calculateSlot(key))).size > 1)
