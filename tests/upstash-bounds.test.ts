@@ -103,6 +103,23 @@ describe('when a read would answer more than the reply budget, then it is refuse
   });
 });
 
+describe('when a command has more arguments than a Lua script can pass on, then it is sized first and sent as it is', () => {
+  test('MGET of 8,000 keys is refused (8,000 elements); SUNION of 8,000 empty keys answers', async () => {
+    const names = Array.from({ length: 8000 }, (_, i) => `absent:${i}`);
+    const mget = await post('', ['MGET', ...names]);
+    expect(mget.status).toBe(413);
+    expect(((await mget.json()) as { error: string }).error).toMatch(TOO_LARGE);
+    const sunion = await post('', ['SUNION', ...names]);
+    expect([sunion.status, await sunion.json()]).toEqual([200, { result: [] }]);
+    const pipeline = await post('/pipeline', [
+      ['SET', 'before', '1'],
+      ['SUNION', ...names],
+      ['GET', 'before'],
+    ]);
+    expect(await pipeline.json()).toEqual([{ result: 'OK' }, { result: [] }, { result: '1' }]);
+  });
+});
+
 describe('when a pipeline or transaction reads more than the budget in total, then it is refused whole', () => {
   test('each read within the budget, their sum above: 413 and nothing runs, its write included', async () => {
     const commands = [

@@ -4,7 +4,7 @@ import { Cluster } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import { failingOver } from '../ops/send';
 import type { RedisClient } from '../redis/client';
-import { checkBudget } from './bounds';
+import { checkBudget, sizedApart } from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
 import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
@@ -18,7 +18,7 @@ export async function runPipeline(runner: Runner, planned: Planned[]): Promise<I
   const { store } = runner;
   await checkBudget(store, planned, runner.budget);
   const apart = planned.some(
-    (p) => p.blocking || !p.exact || isSpecial(store, p) || (store.durable && p.writes),
+    (p) => p.blocking || !p.exact || isSpecial(store, p) || sizedApart(p) || (store.durable && p.writes),
   );
   if (!apart) return Promise.all(planned.map((p) => runOne(runner, p).catch(asItem)));
   const items: Item[] = [];

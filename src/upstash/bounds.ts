@@ -51,6 +51,14 @@ export function sizeKind(planned: Planned): string | undefined {
   return planned.writes ? undefined : KINDS[planned.name];
 }
 
+/** Above this many words, a command is sized by the script and then sent as it is (Lua's unpack limit). */
+const SCRIPT_MAX_ARGS = 7000;
+
+/** A bounded read too long to run inside the script: sized in a call of its own first (two round trips). */
+export function sizedApart(planned: Planned): boolean {
+  return sizeKind(planned) !== undefined && planned.args.length > SCRIPT_MAX_ARGS;
+}
+
 /** The script call's arguments: key count, keys, kind, mode, the command. */
 export function boundedArgs(planned: Planned, mode: 'run' | 'size'): (string | number)[] {
   return [planned.keys.length, ...planned.keys, sizeKind(planned) as string, mode, ...planned.args];

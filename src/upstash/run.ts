@@ -7,7 +7,15 @@ import type { Store } from '../ops/run';
 import { sendScript, unconfirmed, withDeadline } from '../ops/send';
 import { masterNodes, type RedisClient } from '../redis/client';
 import { createKeyspace, INTERNAL_PREFIX } from '../redis/keys';
-import { type Budget, boundedArgs, checkArguments, checkBudget, refusal, sizeKind } from './bounds';
+import {
+  type Budget,
+  boundedArgs,
+  checkArguments,
+  checkBudget,
+  refusal,
+  sizedApart,
+  sizeKind,
+} from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
 
@@ -60,7 +68,8 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
   // Nothing is awaited for other commands: a pipeline's commands must reach the connection in their order.
   const kind = sizeKind(planned);
   checkArguments(planned, runner.budget);
-  if (kind && isSpecial(store, planned)) await checkBudget(store, [planned], runner.budget);
+  const apart = kind !== undefined && (isSpecial(store, planned) || sizedApart(planned));
+  if (apart) await checkBudget(store, [planned], runner.budget);
   const special = await runSpecial(runner, planned);
   if (special) return special;
   if (isCluster(store) && new Set(planned.keys.map((key) => calculateSlot(key))).size > 1)
@@ -71,9 +80,10 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
     reply = await runBlocking(runner, planned, wait, abandoned);
   } else {
     const slot = isCluster(store) && planned.keys[0] ? calculateSlot(planned.keys[0]) : 0;
-    reply = kind
-      ? await sendScript(store, slot, 'upstashBounded', () => boundedArgs(planned, 'run'), false)
-      : await sendScript(store, slot, 'call', () => planned.args, planned.writes);
+    reply =
+      kind && !apart
+        ? await sendScript(store, slot, 'upstashBounded', () => boundedArgs(planned, 'run'), false)
+        : await sendScript(store, slot, 'call', () => planned.args, planned.writes);
     const refused = refusal(reply[0], runner.budget);
     if (refused) throw refused;
   }

@@ -6,8 +6,11 @@
 -- ARGV[1]  the kind: strings | getrange | hash | set | sets | zsets | list | zrange | stream | keys
 -- ARGV[2]  'run' (check, then run the command) or 'size' (answer {elements, bytes}: a pipeline adds them up)
 -- ARGV[3..] the command as Redis receives it
+-- The command is read in place (cmd(i) = its i-th word): Lua's unpack takes at most ~8,000 values, so a command
+-- with more arguments is only sized here ('size') and then sent as it is (src/upstash/bounds.ts SCRIPT_MAX_ARGS).
 local kind, mode = ARGV[1], ARGV[2]
-local cmd = {unpack(ARGV, 3)}
+local function cmd(i) return ARGV[i + 2] end
+local words = #ARGV - 2
 
 -- A count that is an error (a key of another type: the command itself answers WRONGTYPE) counts 0.
 local function count(name, key)
@@ -38,8 +41,8 @@ local function range_count(length, start, stop)
 end
 
 local function has_word(word, from)
-  for i = from, #cmd do
-    if string.upper(cmd[i]) == word then return i end
+  for i = from, words do
+    if string.upper(cmd(i)) == word then return i end
   end
   return nil
 end
@@ -47,7 +50,7 @@ end
 -- LIMIT offset count / COUNT n: at most that many (a negative LIMIT count means all).
 local function capped(n, at, offset)
   if not at then return n end
-  local limit = tonumber(cmd[at + offset])
+  local limit = tonumber(cmd(at + offset))
   if not limit or limit < 0 then return n end
   return math.min(n, limit)
 end
@@ -59,10 +62,10 @@ local function estimate()
     for _, k in ipairs(KEYS) do total = total + count('STRLEN', k) end
     return #KEYS, total
   elseif kind == 'getrange' then
-    return 1, range_count(count('STRLEN', key), cmd[3], cmd[4])
+    return 1, range_count(count('STRLEN', key), cmd(3), cmd(4))
   elseif kind == 'hash' then
     local n = count('HLEN', key)
-    local elements = string.upper(cmd[1]) == 'HGETALL' and 2 * n or n
+    local elements = string.upper(cmd(1)) == 'HGETALL' and 2 * n or n
     return elements, bytes_of(key, n, n)
   elseif kind == 'set' then
     local n = count('SCARD', key)
@@ -78,14 +81,14 @@ local function estimate()
     return elements, total
   elseif kind == 'list' then
     local length = count('LLEN', key)
-    local n = range_count(length, cmd[3], cmd[4])
+    local n = range_count(length, cmd(3), cmd(4))
     return n, bytes_of(key, n, length)
   elseif kind == 'zrange' then
     local length = count('ZCARD', key)
-    local name = string.upper(cmd[1])
+    local name = string.upper(cmd(1))
     local by_rank = (name == 'ZRANGE' or name == 'ZREVRANGE')
       and not has_word('BYSCORE', 5) and not has_word('BYLEX', 5)
-    local n = by_rank and range_count(length, cmd[3], cmd[4]) or capped(length, has_word('LIMIT', 5), 2)
+    local n = by_rank and range_count(length, cmd(3), cmd(4)) or capped(length, has_word('LIMIT', 5), 2)
     local elements = has_word('WITHSCORES', 5) and 2 * n or n
     return elements, bytes_of(key, n, length)
   elseif kind == 'stream' then
@@ -104,4 +107,4 @@ if elements > BUDGET.elements or bytes > BUDGET.bytes then
   return redis.error_reply('REPLY_TOO_LARGE ' .. elements .. ' ' .. bytes)
 end
 -- pcall: a Redis error (WRONGTYPE, a syntax error) is answered as the command's own, with Redis's text.
-return redis.pcall(unpack(cmd))
+return redis.pcall(unpack(ARGV, 3))
