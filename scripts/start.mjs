@@ -12,7 +12,14 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
 
 const MAIN = 'dist/src/main.js';
-const BUILD_INPUTS = ['src', 'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json'];
+const BUILD_INPUTS = [
+  'src',
+  'openapi.yaml',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'console',
+  'clients/typescript/src',
+];
 const DATA_DIR = path.join(root, '.data', 'redis');
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];

@@ -13,6 +13,7 @@ import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
 import { browserChecks } from './http/browsers';
 import { chain } from './http/chain';
+import { consoleRoutes } from './http/console';
 import type { Context } from './http/context';
 import { Contract, type Operation } from './http/contract';
 import { docs } from './http/docs';
@@ -211,7 +212,9 @@ export function createApp(deps: AppDeps): Apps {
   const { name, version } = buildInfo();
   const links: Record<string, string> = { docs: '/docs', openapi: '/openapi.yaml' };
   if (admin && !ownListener) links.health = '/store/admin/health';
+  if (config.consoleEnabled) links.console = '/console/';
   app.use(docs(ctx.contract.document, OPENAPI_FILE, { name, version, links }));
+  if (config.consoleEnabled) app.use(consoleRoutes());
   const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
   const elsewhere = admin && ownListener ? config.admin.port : undefined;
   const apps: Apps = { data: finish(app, ctx, guards, served, elsewhere), context: ctx };

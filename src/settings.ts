@@ -289,6 +289,12 @@ export const SETTINGS = {
     info: 'metrics_enabled',
     description: 'serve `/store/admin/metrics`',
   },
+  SVC_CONSOLE_ENABLED: {
+    path: 'consoleEnabled',
+    schema: bool(true),
+    info: 'console_enabled',
+    description: 'serve the web console at `/console` (built by `npm run build`; see docs/console.md)',
+  },
   SVC_LOG_LEVEL: {
     path: 'log.level',
     schema: oneOf(['debug', 'info', 'warn', 'error'], 'info'),

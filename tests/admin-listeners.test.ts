@@ -117,7 +117,7 @@ describe('when SVC_METRICS_ENABLED=false', () => {
 });
 
 describe('the contract for people', () => {
-  test('GET / answers a JSON index: name, version and links to the docs, the document and health', async () => {
+  test('GET / answers a JSON index: name, version and links to the docs, the document, health and the console', async () => {
     const t = await testApp('listeners-index');
     try {
       const res = await request(t.data).get('/');
@@ -126,7 +126,12 @@ describe('the contract for people', () => {
       expect(res.body).toEqual({
         name: 'redis-http-gateway',
         version: expect.stringMatching(/^\d+\.\d+\.\d+/),
-        links: { docs: '/docs', openapi: '/openapi.yaml', health: '/store/admin/health' },
+        links: {
+          docs: '/docs',
+          openapi: '/openapi.yaml',
+          health: '/store/admin/health',
+          console: '/console/',
+        },
       });
       for (const link of Object.values(res.body.links as Record<string, string>)) {
         expect((await request(t.data).get(link)).status).toBeLessThan(400);
@@ -140,7 +145,7 @@ describe('the contract for people', () => {
     const t = await testApp('listeners-index-own', { SVC_PORT: '8080', SVC_ADMIN_PORT: '9090' });
     try {
       const res = await request(t.data).get('/');
-      expect(res.body.links).toEqual({ docs: '/docs', openapi: '/openapi.yaml' });
+      expect(res.body.links).toEqual({ docs: '/docs', openapi: '/openapi.yaml', console: '/console/' });
     } finally {
       await t.close();
     }

@@ -1,7 +1,9 @@
-// Key discovery: GET /store/keys (a page of a SCAN walk), GET and DELETE /store/keys/{key} (a key of any type).
+// Key discovery: GET /store/keys (a page of a SCAN walk), GET and DELETE /store/keys/{key} (a key of any type),
+// GET /store/whoami (the caller's credential).
 import type { Response } from 'express';
 import { ApiError, notFound } from '../errors';
 import { principalOf } from '../http/auth/access';
+import type { Principal } from '../http/auth/principal';
 import type { Context } from '../http/context';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
@@ -42,6 +44,11 @@ export function keyRoutes(routes: Routes, ctx: Context): void {
     const info = await keyInfo(ctx.redis, ctx.keyspace, params.key as string);
     if (!info) throw notFound(params.key as string);
     sendJson(res, 200, info);
+  });
+  // The credential itself, for clients that show only what it may do (the console).
+  routes.custom('get', '/store/whoami', (_input, _req, res) => {
+    const { id, scheme, permissions, prefix } = principalOf(res) as Principal;
+    sendJson(res, 200, { id, scheme, permissions, prefix: prefix ?? null });
   });
   // Any type: a plain DEL through the operation runner (durable writes, failover fence, metrics as elsewhere); with
   // the change feed on, key-delete-1.lua, which appends the event in the same step; under If-Match, a DEL inside

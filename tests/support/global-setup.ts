@@ -1,4 +1,5 @@
 // Jest globalSetup: picks the Redis the tests use (REDIS_URL, else a spawned redis-server, else Docker) and exports it.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,7 +42,14 @@ async function startContainer(): Promise<{ url: string; stop: () => Promise<void
   };
 }
 
+/** The console the service serves at /console (dist/console), as `npm run build` makes it: its tests drive it. */
+function buildConsole(): void {
+  const script = path.join(__dirname, '..', '..', 'scripts', 'build-console.mjs');
+  execFileSync(process.execPath, [script], { stdio: 'inherit' });
+}
+
 export default async function globalSetup(): Promise<void> {
+  buildConsole();
   // Servers that tests start themselves (outage, Sentinel, Cluster) keep their data dirs here.
   const tmpRoot = mkdtempSync(path.join(os.tmpdir(), 'redis-tests-'));
   process.env.TEST_REDIS_TMPDIR = tmpRoot;
