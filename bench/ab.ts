@@ -5,6 +5,7 @@
 // dist/ab/before/src/main.js). Each variant's service is started once; then short
 // runs of each scenario go round the variants `--rounds` times, so that a busy machine slows all of them alike.
 // It prints, per scenario and variant, the median (and min) server CPU µs per request and the median req/s.
+// `npm run bench -- --compare REF` (bench/compare.ts) runs the same against a build of a git ref.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,14 +18,14 @@ import { driveTarget, startService, type Target } from './targets';
 const USAGE = `node dist/bench/ab.js [--rounds=8] [--duration=2] [--only=get,post] VARIANT...
   VARIANT: name[:item,...], item = SVC_NAME=value, node=--option or path/to/main.js`;
 
-interface Variant {
+export interface Variant {
   name: string;
   main?: string;
   settings: Record<string, string>;
   nodeArgs: string[];
 }
 
-function parseVariant(arg: string): Variant {
+export function parseVariant(arg: string): Variant {
   const [name = '', items = ''] = arg.split(/:(.*)/s);
   const variant: Variant = { name, settings: {}, nodeArgs: [] };
   for (const item of items.split(',').filter(Boolean)) {
@@ -36,21 +37,30 @@ function parseVariant(arg: string): Variant {
   return variant;
 }
 
+/** One scenario on one variant: its runs' CPU µs per request and req/s, and the largest RSS seen. */
+export interface AbResult {
+  scenario: string;
+  variant: string;
+  cpuUs: number[];
+  reqPerSec: number[];
+  maxRssMb: number;
+}
+
+export interface AbOptions {
+  rounds: number;
+  /** Seconds per run. */
+  duration: number;
+  /** Scenario ids (bench/scenarios.ts). */
+  only: string[];
+  log: (line: string) => void;
+}
+
 const run = (t: Target, s: Scenario, opts: LoadOptions) => driveTarget(t, s.request, opts);
 
-async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  const variants = args.filter((a) => !a.startsWith('--')).map(parseVariant);
-  if (variants.length === 0 || args.includes('--help')) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(variants.length === 0 ? 2 : 0);
-  }
-  const rounds = Number(value('rounds') ?? 8);
-  const load = { connections: 50, duration: Number(value('duration') ?? 2), warmup: 0 };
-  const only = (value('only') ?? 'get,post').split(',');
-  const scenarios = SERVICE_SCENARIOS.filter((s) => only.includes(s.id));
-
+/** Starts one service per variant on a Redis of its own, alternates the runs, stops everything. */
+export async function alternate(variants: Variant[], opts: AbOptions): Promise<AbResult[]> {
+  const load = { connections: 50, duration: opts.duration, warmup: 0 };
+  const scenarios = SERVICE_SCENARIOS.filter((s) => opts.only.includes(s.id));
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-ab-'));
   process.env.TEST_REDIS_TMPDIR = dir;
   const redis = await startRedisServer();
@@ -71,28 +81,32 @@ async function main(): Promise<void> {
         }),
       );
     }
-    const cpu = new Map<string, number[]>();
-    const rps = new Map<string, number[]>();
-    const rss = new Map<string, number>();
+    const results = new Map<string, AbResult>();
     const warm = { ...load, duration: 1 };
     for (const t of targets) for (const s of scenarios) await run(t, s, warm);
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < opts.rounds; round++) {
       for (const s of scenarios) {
-        for (const [i, t] of targets.entries()) {
+        // Every other round in reverse, so that running after the other variant weighs on each alike.
+        const order = [...targets.entries()];
+        for (const [i, t] of round % 2 ? order.reverse() : order) {
           const m = await run(t, s, load);
-          const key = `${s.title}\t${variants[i]?.name}`;
-          cpu.set(key, [...(cpu.get(key) ?? []), (m.usage.cpuPercent / 100 / m.reqPerSec) * 1e6]);
-          rps.set(key, [...(rps.get(key) ?? []), m.reqPerSec]);
-          rss.set(key, Math.max(rss.get(key) ?? 0, m.usage.processMb));
+          const variant = variants[i]?.name ?? '';
+          const key = `${s.title}\t${variant}`;
+          const r = results.get(key) ?? { scenario: s.title, variant, cpuUs: [], reqPerSec: [], maxRssMb: 0 };
+          r.cpuUs.push((m.usage.cpuPercent / 100 / m.reqPerSec) * 1e6);
+          r.reqPerSec.push(m.reqPerSec);
+          r.maxRssMb = Math.max(r.maxRssMb, m.usage.processMb);
+          results.set(key, r);
         }
       }
-      process.stderr.write(`ab: round ${round + 1}/${rounds}\n`);
+      opts.log(`round ${round + 1}/${opts.rounds}`);
     }
-    process.stdout.write('scenario\tvariant\tCPU µs/req median (min)\treq/s median\tmax RSS MB\n');
-    for (const [key, xs] of cpu)
-      process.stdout.write(
-        `${key}\t${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)})\t${median(rps.get(key) ?? []).toFixed(0)}\t${rss.get(key)?.toFixed(0)}\n`,
-      );
+    // In scenario order, each scenario's variants in the order given.
+    return [...results.values()].sort(
+      (a, b) =>
+        scenarios.findIndex((s) => s.title === a.scenario) -
+        scenarios.findIndex((s) => s.title === b.scenario),
+    );
   } finally {
     for (const t of targets) await t.server.stop();
     await raw.quit();
@@ -101,7 +115,35 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`ab failed: ${(err as Error).stack ?? err}\n`);
-  process.exit(1);
-});
+export const formatAb = (results: AbResult[]): string =>
+  [
+    'scenario\tvariant\tCPU µs/req median (min)\treq/s median\tmax RSS MB',
+    ...results.map(
+      (r) =>
+        `${r.scenario}\t${r.variant}\t${median(r.cpuUs).toFixed(0)} (${Math.min(...r.cpuUs).toFixed(0)})\t${median(r.reqPerSec).toFixed(0)}\t${r.maxRssMb.toFixed(0)}`,
+    ),
+  ].join('\n');
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const variants = args.filter((a) => !a.startsWith('--')).map(parseVariant);
+  if (variants.length === 0 || args.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(variants.length === 0 ? 2 : 0);
+  }
+  const results = await alternate(variants, {
+    rounds: Number(value('rounds') ?? 8),
+    duration: Number(value('duration') ?? 2),
+    only: (value('only') ?? 'get,post').split(','),
+    log: (line) => process.stderr.write(`ab: ${line}\n`),
+  });
+  process.stdout.write(`${formatAb(results)}\n`);
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`ab failed: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  });
+}

@@ -12,7 +12,9 @@ export const USAGE = `npm run bench -- [options]
   --rounds=N           how many times the runs go round the targets and scenarios (the median run is reported)
   --duration=S         seconds per measured run (per round)
   --connections=N      concurrent keep-alive connections (default 50)
-  --profile            CPU profiles (node --cpu-prof) of GET, POST and batch instead; BENCH_PROFILE_DIR (/tmp/prof)`;
+  --profile            CPU profiles (node --cpu-prof) of GET, POST and batch instead; BENCH_PROFILE_DIR (/tmp/prof)
+  --compare REF        this build against a build of git ref REF (e.g. main): alternated 2 s runs of every service
+                       scenario (or --only's), 6 rounds (--rounds), printing both CPU µs per request`;
 
 export const PARTS = [
   'express',
@@ -26,6 +28,8 @@ export const PARTS = [
   'incr',
   'leaderboard',
   'batch',
+  'raw-get',
+  'raw-put',
   'upstash',
   'upstash-get',
   'upstash-hash',
@@ -37,6 +41,8 @@ export interface Options {
   quick: boolean;
   json: boolean;
   profile: boolean;
+  /** A git ref to compare this build with (bench/compare.ts). */
+  compare?: string;
   /** The parts to run. */
   parts: Set<string>;
   /** Extra SVC_* settings for the service. */
@@ -62,6 +68,10 @@ export function parseOptions(args: string[]): Options {
     settings[name] = rest.join('=');
   });
   const only = value('only')?.split(',');
+  const at = args.indexOf('--compare');
+  const compare = value('compare') ?? (at >= 0 ? args[at + 1] : undefined);
+  if (at >= 0 && (!compare || compare.startsWith('--')))
+    throw new Error(`--compare needs a git ref\n${USAGE}`);
   for (const part of only ?? []) if (!PARTS.includes(part)) throw new Error(`unknown part ${part}\n${USAGE}`);
   const parts = new Set(
     // 'large' only when named: its 1 MiB buffers stay in the service's RSS, which every later run would report.
@@ -72,15 +82,16 @@ export function parseOptions(args: string[]): Options {
     quick,
     json: flags.has('--json'),
     profile: flags.has('--profile'),
+    compare,
     parts,
     settings,
     nodeArgs: args.filter((a) => a.startsWith('--node=')).map((a) => a.slice('--node='.length)),
     load: {
       connections: Number(value('connections') ?? 50),
-      duration: Number(value('duration') ?? (quick ? 1.5 : 4)),
+      duration: Number(value('duration') ?? (compare ? 2 : quick ? 1.5 : 4)),
       warmup: quick ? 1 : 2,
     },
-    rounds: Number(value('rounds') ?? (quick ? 2 : 3)),
+    rounds: Number(value('rounds') ?? (compare ? 6 : quick ? 2 : 3)),
     memorySeconds: Number(value('duration') ?? (quick ? 5 : 20)),
   };
 }

@@ -23,6 +23,8 @@ export async function profileRun(
     mkdirSync(profDir, { recursive: true });
     const t = await startService({
       ...service,
+      // Its own log: readiness is read from the log's 'listening' line, which an earlier run's log already has.
+      logFile: path.join(profDir, 'service.log'),
       nodeArgs: [...(service.nodeArgs ?? []), '--cpu-prof', `--cpu-prof-dir=${profDir}`],
     });
     log(`profiling ${scenario.title}`);

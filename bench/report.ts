@@ -37,6 +37,9 @@ export interface Check {
   pass: boolean;
 }
 
+/** The scenario of one client alone (one connection): its p50 is what a lone client waits. */
+export const ONE_CLIENT = 'GET string, 1 client';
+
 /** A row from a job's runs (one per round; none when the scenario could not run). */
 export function row(scenario: string, target: string, runs: Measurement[], opsPerRequest = 1): Row {
   const none = { reqPerSec: null, opsPerSec: null, p50Ms: null, p99Ms: null, maxRssMb: null };
@@ -98,20 +101,30 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
     const speed = r && ratio(r, express);
     if (!r || !speed || !express?.p99Ms) continue;
     out.push({
-      target: `${name}: req/s >= 0.8 x (a)`,
+      target: `${name}: req/s >= 1.0 x (a)`,
       measured: `${speed.toFixed(2)} x`,
-      pass: speed >= 0.8,
+      pass: speed >= 1.0,
     });
     const tail = (r.p99Ms as number) / express.p99Ms;
     out.push({ target: `${name}: p99 <= 2 x (a)`, measured: `${tail.toFixed(2)} x`, pass: tail <= 2 });
+  }
+  const lone = find(ONE_CLIENT);
+  const loneBase = find(ONE_CLIENT, 'baseline (b) node+ioredis');
+  if (lone?.p50Ms && loneBase?.p50Ms) {
+    const wait = lone.p50Ms / loneBase.p50Ms;
+    out.push({
+      target: `${ONE_CLIENT}: p50 <= 2 x (b)`,
+      measured: `${lone.p50Ms.toFixed(3)} ms, ${wait.toFixed(2)} x`,
+      pass: wait <= 2,
+    });
   }
   const batch = rows.find((r) => r.scenario.startsWith('string batch') && r.opsPerSec !== null);
   if (batch) {
     const ops = batch.opsPerSec as number;
     out.push({
-      target: 'string batch: >= 100,000 ops/s',
+      target: 'string batch: >= 250,000 ops/s',
       measured: `${fmt(ops)} ops/s`,
-      pass: ops >= 100_000,
+      pass: ops >= 250_000,
     });
   }
   const single = find('GET string');
@@ -128,7 +141,15 @@ export function checks(rows: Row[], memory: MemoryRun[]): Check[] {
   const rssValues = [...services.map((r) => r.maxRssMb as number), ...memory.map((m) => m.maxRssMb)];
   if (rssValues.length > 0) {
     const top = Math.max(...rssValues);
-    out.push({ target: 'RSS < 150 MB per process', measured: `${fmt(top, 1)} MB max`, pass: top < 150 });
+    out.push({ target: 'RSS <= 160 MB per process', measured: `${fmt(top, 1)} MB max`, pass: top <= 160 });
+  }
+  const last = memory.at(-1);
+  if (last) {
+    out.push({
+      target: 'RSS <= 128 MB after the memory runs',
+      measured: `${fmt(last.rssAfterMb, 1)} MB`,
+      pass: last.rssAfterMb <= 128,
+    });
   }
   if (memory.length === 3) {
     const [first, , last] = memory as [MemoryRun, MemoryRun, MemoryRun];

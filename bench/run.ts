@@ -5,11 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { type RedisServer, startRedisServer } from '../tests/support/redis-server';
+import { compare } from './compare';
 import type { Measurement, RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
 import { rssNow } from './processes';
 import { profileRun } from './profile';
-import { addRatios, checks, formatText, type MemoryRun, type Row, row } from './report';
+import { addRatios, checks, formatText, type MemoryRun, ONE_CLIENT, type Row, row } from './report';
 import { GET_STRING, probe, type Scenario, SERVICE_SCENARIOS } from './scenarios';
 import * as targets from './targets';
 
@@ -52,6 +53,8 @@ interface Job {
   opsPerRequest: number;
   /** Server processes that share the load: each gets the same warm-up as a single process. */
   processes: number;
+  /** Concurrent connections, when not the run's (`--connections`). */
+  connections?: number;
   runs: Measurement[];
 }
 
@@ -82,11 +85,15 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
     server: targets.Target,
     { request, opsPerRequest }: Pick<Scenario, 'request' | 'opsPerRequest'> = GET_STRING,
     processes = 1,
-  ) => jobs.push({ scenario, target, server, request, opsPerRequest, processes, runs: [] });
+    connections?: number,
+  ) => jobs.push({ scenario, target, server, request, opsPerRequest, processes, connections, runs: [] });
   if (parts.has('express'))
     job('GET string', 'baseline (a) express', await start(targets.startExpressBaseline));
-  if (parts.has('node'))
-    job('GET string', 'baseline (b) node+ioredis', await start(() => targets.startNodeBaseline(redis.url)));
+  if (parts.has('node')) {
+    const node = await start(() => targets.startNodeBaseline(redis.url));
+    job('GET string', 'baseline (b) node+ioredis', node);
+    job(ONE_CLIENT, 'baseline (b) node+ioredis', node, GET_STRING, 1, 1);
+  }
   if (parts.has('webdis') && targets.onPath('webdis')) {
     const webdis = await start(() => targets.startWebdis(redis.port, dir));
     job('GET string', 'baseline (c) webdis', webdis, {
@@ -105,6 +112,7 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
         rows.push({ ...row(scenario.title, 'service', []), note });
       } else {
         job(scenario.title, 'service', service, scenario);
+        if (scenario.id === 'get') job(ONE_CLIENT, 'service', service, scenario, 1, 1);
       }
     }
   }
@@ -122,6 +130,8 @@ const RUN_FIRST = [
   ['GET string', 'service'],
   ['GET string', 'baseline (a) express'],
   ['POST string', 'service'],
+  [ONE_CLIENT, 'service'],
+  [ONE_CLIENT, 'baseline (b) node+ioredis'],
 ];
 
 /** The jobs in the order they run in a round: RUN_FIRST's, then the others as listed (the table keeps its order). */
@@ -142,13 +152,14 @@ async function measureJobs(redis: RedisServer, dir: string, notes: string[]): Pr
   try {
     const measured = { ...load, warmup: 0 };
     const order = runOrder(jobs);
+    const loadOf = (j: Job) => ({ ...measured, connections: j.connections ?? load.connections });
     for (const j of order)
-      await measure(j.server, j.request, { ...load, duration: load.warmup * j.processes, warmup: 0 });
+      await measure(j.server, j.request, { ...loadOf(j), duration: load.warmup * j.processes });
     for (let round = 1; round <= options.rounds; round++) {
       log(`round ${round}/${options.rounds}: ${jobs.length} runs of ${load.duration} s`);
       // Every other round in reverse, so that running after another target weighs on each side alike.
       for (const j of round % 2 ? order : [...order].reverse())
-        j.runs.push(await measure(j.server, j.request, measured));
+        j.runs.push(await measure(j.server, j.request, loadOf(j)));
     }
   } finally {
     await stopAll();
@@ -204,6 +215,12 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (options.compare) {
+    // Every service scenario but the 1 MiB GET unless --only names some (the parts that are not scenarios drop out).
+    const only = SERVICE_SCENARIOS.map((s) => s.id).filter((id) => options.parts.has(id));
+    await compare(options.compare, { rounds: options.rounds, duration: options.load.duration, only }, log);
+    return;
+  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also after Ctrl-C
   process.env.TEST_REDIS_TMPDIR = dir; // the helper puts redis-server's data dir there

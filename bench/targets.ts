@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { withServiceFlags } from '../src/node-flags';
 import { freePort } from '../tests/support/redis-server';
 import { drive, type LoadOptions, type RequestSpec } from './load';
 import { answers, type ServerProcess, startServer } from './processes';
@@ -54,7 +55,8 @@ export async function startService(opts: ServiceOptions): Promise<Target> {
       : answers(url);
   const server = await startServer({
     name: `service (SVC_WORKERS=${opts.workers})`,
-    command: [process.execPath, ...(opts.nodeArgs ?? []), opts.main ?? MAIN],
+    // Started as npm start starts it: with the service's V8 options (unless nodeArgs sets the same ones).
+    command: [process.execPath, ...withServiceFlags(opts.nodeArgs ?? [], ''), opts.main ?? MAIN],
     logFile: opts.logFile,
     env: {
       ...baseEnv(),

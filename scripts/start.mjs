@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { installReason, NPM_CI } from './deps.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -259,8 +259,10 @@ async function main() {
   }
   await ensureRedis();
 
+  // With the service's V8 options (src/node-flags.ts; NODE_OPTIONS can set others, or the same with other values).
+  const { withServiceFlags } = await import(pathToFileURL(path.join(root, 'dist/src/node-flags.js')).href);
   // Its own process group, so that each signal reaches it once, relayed by the handlers above.
-  const code = await run(process.execPath, [MAIN], {
+  const code = await run(process.execPath, [...withServiceFlags([]), MAIN], {
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });

@@ -165,6 +165,12 @@ export const SETTINGS = {
     info: 'list_max_waiters',
     description: 'list pops waiting at once, each on its own Redis connection (`503` beyond)',
   },
+  SVC_IDEMPOTENCY_TTL_SECONDS: {
+    path: 'idempotencyTtlSeconds',
+    schema: int(86400, 1),
+    info: 'idempotency_ttl_seconds',
+    description: 'how long the outcome of a write is kept for retries with the same `Idempotency-Key`',
+  },
   SVC_LIST_MAX_WAITERS_PER_CLIENT: {
     path: 'listMaxWaitersPerClient',
     schema: int(4, 1, 10000),

@@ -80,11 +80,19 @@ describe('a preflight', () => {
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe(ALLOWED);
     const methods = (res.headers['access-control-allow-methods'] ?? '').split(', ');
-    expect(methods).toEqual(expect.arrayContaining(['GET', 'POST', 'DELETE', 'HEAD']));
-    expect(methods).not.toContain('PUT');
+    // PUT: the raw bytes write (application/octet-stream); PATCH is served nowhere.
+    expect(methods).toEqual(expect.arrayContaining(['GET', 'POST', 'PUT', 'DELETE', 'HEAD']));
+    expect(methods).not.toContain('PATCH');
     const headers = (res.headers['access-control-allow-headers'] ?? '').toLowerCase();
-    for (const name of ['authorization', 'content-type', 'if-match', 'if-none-match', 'x-request-id'])
-      expect(headers).toContain(name);
+    const names = [
+      'authorization',
+      'content-type',
+      'if-match',
+      'if-none-match',
+      'x-request-id',
+      'idempotency-key',
+    ];
+    for (const name of names) expect(headers).toContain(name);
     expect(Number(res.headers['access-control-max-age'])).toBeGreaterThan(0);
   });
 

@@ -105,8 +105,11 @@ async function send(req: FuzzRequest, method = req.method.toUpperCase()): Promis
   const url = new URL(base + req.path);
   for (const [k, v] of Object.entries(req.query)) url.searchParams.set(k, v);
   const headers: Record<string, string> = { Accept: 'application/json', ...req.headers };
-  let body: string | undefined;
-  if (req.body !== undefined) {
+  let body: string | Uint8Array | undefined;
+  if (req.body instanceof Uint8Array) {
+    headers['Content-Type'] = 'application/octet-stream';
+    body = req.body;
+  } else if (req.body !== undefined) {
     headers['Content-Type'] = 'application/json';
     body = req.raw ? String(req.body) : JSON.stringify(req.body);
   }

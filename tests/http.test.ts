@@ -74,13 +74,13 @@ describe('unknown paths and methods', () => {
   });
 
   // OPTIONS is no exception: the same 405 in the JSON error format, with Allow.
-  test.each(['put', 'options'] as const)(
+  test.each(['patch', 'options'] as const)(
     'a known path with another method (%s) is 405 with Allow',
     async (method) => {
       const res = await api()[method]('/store/string/some-key');
       expect(res.status).toBe(405);
       expect(res.body.error).toBe('method_not_allowed');
-      expect(res.headers.allow).toBe('GET, POST, DELETE, HEAD');
+      expect(res.headers.allow).toBe('GET, POST, PUT, DELETE, HEAD');
     },
   );
 

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import winston from 'winston';
-import { createLogger } from '../src/observability/logger';
+import { createLogger, flushLogs, logRequest } from '../src/observability/logger';
 import { type TestApp, testApp } from './support/app';
 import { count, scrape, typeOf, value } from './support/prometheus';
 
@@ -184,4 +184,37 @@ describe('request logs', () => {
     });
     expect(line).not.toContain(KEY);
   });
+
+  test.each(['json', 'text'] as const)(
+    'when the logger writes %s to stdout, then a request line skips winston and reads as winston writes it',
+    (format) => {
+      const written: string[] = [];
+      const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+        written.push(String(chunk));
+        return true;
+      });
+      try {
+        const logger = createLogger({ level: 'info', format });
+        const fields = {
+          method: 'GET',
+          route: '/store/string/{key}',
+          status: 404,
+          duration_ms: 0.5,
+          request_id: 'r-1',
+          error: 'not_found',
+        };
+        const viaWinston = jest.spyOn(logger, 'info');
+        logRequest(logger, fields);
+        expect(viaWinston).not.toHaveBeenCalled();
+        logger.info('request', fields);
+        flushLogs();
+        const [direct, winstons] = written.join('').trim().split('\n');
+        const noTime = (line = '') => line.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/, 'T');
+        expect(noTime(direct)).toBe(noTime(winstons));
+        expect(direct).toContain('r-1');
+      } finally {
+        write.mockRestore();
+      }
+    },
+  );
 });

@@ -4,7 +4,8 @@ import request from 'supertest';
 import winston from 'winston';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { CoalescingRedisStore, type IncrementBy } from '../src/http/rate-limit-store';
+import { type Count, type IncrementBy, RateCounters, STALE_MS } from '../src/http/rate-counters';
+import { CountingRedisStore } from '../src/http/rate-limit-store';
 import { createLogger } from '../src/observability/logger';
 import { createRedis, limiterConnection } from '../src/redis/client';
 import { contract, type TestApp, testApp } from './support/app';
@@ -22,6 +23,10 @@ const newClient = () => {
 const hit = (t: TestApp, ip: string, url = '/store/string/missing-key') =>
   request(t.data).get(url).set('X-Forwarded-For', ip);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Counter keys of the RateCounters tests (the app's own are `#svc:rl:data:` and `#svc:rl:admin:`). */
+const PREFIX = '#svc:rl:test:';
+const times = <T>(n: number, fn: () => T) => Array.from({ length: n }, fn);
+const hitsOf = (counts: Count[]) => counts.map((c) => c.hits);
 
 let t: TestApp;
 beforeAll(async () => {
@@ -180,88 +185,83 @@ describe('a busy client (the increments of one turn go to Redis together)', () =
     }
   });
 
-  const PREFIX = '#svc:rl:test:';
   type Behave = (key: string, real: () => Promise<[number, number]>) => Promise<[number, number]>;
   /**
-   * A store on the test app's limiter connection whose counter calls are recorded (the hits asked for per call);
-   * `behave` decides what a call does (by default it goes to Redis).
+   * Counters on the test app's limiter connection whose calls are recorded (the hits sent per call); `behave`
+   * decides what a call does (by default it goes to Redis).
    */
-  const recordingStore = (behave: Behave = (_key, real) => real()) => {
+  const recordingCounters = (behave: Behave = (_key, real) => real(), windowMs = 60_000) => {
     const calls: number[] = [];
     const redis = t.context.limiterRedis;
-    const incrementBy: IncrementBy = (key, by, windowMs) => {
+    const incrementBy: IncrementBy = (key, by, ms) => {
       calls.push(by);
-      return behave(key, () => redis.rateLimitIncrement(key, by, windowMs));
+      return behave(key, () => redis.rateLimitIncrement(key, by, ms));
     };
-    const sendCommand = (...args: string[]) => redis.call(...(args as [string])) as Promise<number>;
-    const store = new CoalescingRedisStore({ sendCommand, prefix: PREFIX }, incrementBy);
-    store.init({ windowMs: 60_000 } as Parameters<CoalescingRedisStore['init']>[0]);
-    return { store, calls };
+    return { counters: new RateCounters(incrementBy, windowMs), calls };
   };
-  const times = <T>(n: number, fn: () => Promise<T>) => Array.from({ length: n }, fn);
 
   test('when increments are asked for in one turn, then they go to Redis as one call with their count', async () => {
-    const ip = newClient();
-    const { store, calls } = recordingStore();
+    const key = PREFIX + newClient();
+    const { counters, calls } = recordingCounters();
     try {
-      const results = await Promise.all(times(10, () => store.increment(ip)));
-      expect(results.map((r) => r.totalHits)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(hitsOf(await Promise.all(times(10, () => counters.hit(key, 20))))).toEqual([
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
       expect(calls).toEqual([10]);
-      expect((await store.increment(ip)).totalHits).toBe(11);
+      expect((await counters.hit(key, 20)).hits).toBe(11);
       expect(calls).toEqual([10, 1]);
-      const ttl = await t.raw.pttl(`${PREFIX}${ip}`);
+      const ttl = await t.raw.pttl(key);
       expect(ttl).toBeGreaterThan(50_000);
       expect(ttl).toBeLessThanOrEqual(60_000);
     } finally {
-      await t.raw.del(`${PREFIX}${ip}`);
+      await t.raw.del(key);
     }
   });
 
   test('when the window has begun, then a call adds its count and the window keeps its end', async () => {
-    const ip = newClient();
-    const { store, calls } = recordingStore();
+    const key = PREFIX + newClient();
+    const { counters, calls } = recordingCounters();
     try {
-      await t.raw.set(`${PREFIX}${ip}`, 3, 'PX', 30_000);
-      const results = await Promise.all(times(4, () => store.increment(ip)));
-      expect(results.map((r) => r.totalHits)).toEqual([4, 5, 6, 7]);
+      await t.raw.set(key, 3, 'PX', 30_000);
+      const results = await Promise.all(times(4, () => counters.hit(key, 20)));
+      expect(hitsOf(results)).toEqual([4, 5, 6, 7]);
       expect(calls).toEqual([4]);
-      const left = (results[0]?.resetTime?.getTime() ?? 0) - Date.now();
+      const left = (results[0]?.resetAt ?? 0) - Date.now();
       expect(left).toBeGreaterThan(20_000);
       expect(left).toBeLessThanOrEqual(30_000);
-      expect(await t.raw.get(`${PREFIX}${ip}`)).toBe('7');
+      expect(await t.raw.get(key)).toBe('7');
     } finally {
-      await t.raw.del(`${PREFIX}${ip}`);
+      await t.raw.del(key);
     }
   });
 
   test('when a counter call fails, then its increments fail and later ones are counted', async () => {
-    const ip = newClient();
+    const key = PREFIX + newClient();
     let call = 0;
-    const { store, calls } = recordingStore((_key, real) =>
+    const { counters, calls } = recordingCounters((_key, real) =>
       ++call === 1 ? Promise.reject(new Error('Redis went away')) : real(),
     );
     try {
-      const failed = await Promise.allSettled(times(2, () => store.increment(ip)));
+      const failed = await Promise.allSettled(times(2, () => counters.hit(key, 20)));
       expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-      const later = await Promise.all(times(3, () => store.increment(ip)));
-      expect(later.map((r) => r.totalHits)).toEqual([1, 2, 3]);
+      expect(hitsOf(await Promise.all(times(3, () => counters.hit(key, 20))))).toEqual([1, 2, 3]);
       expect(calls).toEqual([2, 3]);
     } finally {
-      await t.raw.del(`${PREFIX}${ip}`);
+      await t.raw.del(key);
     }
   });
 
   test("when one key's call throws at once, then its increments fail and the other keys' are counted", async () => {
-    const [bad, good] = [newClient(), newClient()];
+    const [bad, good] = [PREFIX + newClient(), PREFIX + newClient()];
     // As ioredis does on a Cluster for a slot that no node serves: a throw, not a rejected promise.
-    const { store } = recordingStore((key, real) => {
-      if (key.endsWith(bad)) throw new TypeError('no node serves this slot');
+    const { counters } = recordingCounters((key, real) => {
+      if (key === bad) throw new TypeError('no node serves this slot');
       return real();
     });
     try {
       const results = await Promise.allSettled([
-        ...times(2, () => store.increment(bad)),
-        ...times(3, () => store.increment(good)),
+        ...times(2, () => counters.hit(bad, 20)),
+        ...times(3, () => counters.hit(good, 20)),
       ]);
       expect(results.map((r) => r.status)).toEqual([
         'rejected',
@@ -270,11 +270,130 @@ describe('a busy client (the increments of one turn go to Redis together)', () =
         'fulfilled',
         'fulfilled',
       ]);
-      expect(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.totalHits] : []))).toEqual([
-        1, 2, 3,
-      ]);
+      expect(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.hits] : []))).toEqual([1, 2, 3]);
     } finally {
-      await t.raw.del(`${PREFIX}${good}`);
+      await t.raw.del(good);
+    }
+  });
+});
+
+describe('requests decided without waiting for Redis', () => {
+  const counting = (windowMs = 60_000) => {
+    const calls: number[] = [];
+    const redis = t.context.limiterRedis;
+    const counters = new RateCounters((key, by, ms) => {
+      calls.push(by);
+      return redis.rateLimitIncrement(key, by, ms);
+    }, windowMs);
+    return { counters, calls };
+  };
+
+  test('when a client has used less than half its limit, then its requests are counted at once and reach Redis later', async () => {
+    const key = PREFIX + newClient();
+    const { counters, calls } = counting();
+    try {
+      expect(await counters.hit(key, 10)).toMatchObject({ hits: 1 });
+      // Four more stay within half the limit: answered at once, in order; the sixth waits for Redis.
+      const local = times(4, () => counters.hit(key, 10));
+      expect(local.some((c) => c instanceof Promise)).toBe(false);
+      expect(hitsOf(local as Count[])).toEqual([2, 3, 4, 5]);
+      const sixth = counters.hit(key, 10);
+      expect(sixth).toBeInstanceOf(Promise);
+      expect((await sixth).hits).toBe(6);
+      // The local hits went with the waiting one: one call of 5 after the first.
+      expect(calls).toEqual([1, 5]);
+      expect(await t.raw.get(key)).toBe('6');
+    } finally {
+      await t.raw.del(key);
+    }
+  });
+
+  test('when hits were counted locally, then settle() sends them and the counter in Redis has every one', async () => {
+    const key = PREFIX + newClient();
+    const { counters, calls } = counting();
+    try {
+      await counters.hit(key, 1000);
+      for (let i = 0; i < 20; i++) expect(counters.hit(key, 1000)).not.toBeInstanceOf(Promise);
+      await counters.settle();
+      expect(calls).toEqual([1, 20]);
+      expect(await t.raw.get(key)).toBe('21');
+    } finally {
+      await t.raw.del(key);
+    }
+  });
+
+  test("when two instances count one client, then each learns the other's hits from Redis's next answer", async () => {
+    const key = PREFIX + newClient();
+    const [a, b] = [counting().counters, counting().counters];
+    try {
+      expect((await a.hit(key, 100)).hits).toBe(1);
+      expect((await b.hit(key, 100)).hits).toBe(2);
+      // a has not heard of b's hit yet: its local count is one short (the documented bound)...
+      expect(a.hit(key, 100)).toMatchObject({ hits: 2 });
+      await a.settle();
+      // ...until its counts reach Redis, whose answer has every instance's hits.
+      expect(a.hit(key, 100)).toMatchObject({ hits: 4 });
+      await a.settle();
+      expect(await t.raw.get(key)).toBe('4');
+    } finally {
+      await t.raw.del(key);
+    }
+  });
+
+  test('when the count from Redis is older than STALE_MS, then the next request waits for Redis again', async () => {
+    const key = PREFIX + newClient();
+    const { counters } = counting();
+    try {
+      await counters.hit(key, 1000);
+      expect(counters.hit(key, 1000)).not.toBeInstanceOf(Promise);
+      await counters.settle();
+      await sleep(STALE_MS + 100);
+      const later = counters.hit(key, 1000);
+      expect(later).toBeInstanceOf(Promise);
+      expect((await later).hits).toBe(3);
+    } finally {
+      await t.raw.del(key);
+    }
+  });
+
+  test('when the window is over, then the next request waits for Redis and starts a new window', async () => {
+    const key = PREFIX + newClient();
+    const { counters } = counting(300);
+    try {
+      await counters.hit(key, 1000);
+      for (let i = 0; i < 100 && (await t.raw.exists(key)); i++) await sleep(50);
+      const next = counters.hit(key, 1000);
+      expect(next).toBeInstanceOf(Promise);
+      expect((await next).hits).toBe(1);
+    } finally {
+      await t.raw.del(key);
+    }
+  });
+
+  test("when express-rate-limit asks the store far from the limit, then rate-limit-redis's store answers at once, as a value", async () => {
+    const ip = newClient();
+    const redis = t.context.limiterRedis;
+    const store = new CountingRedisStore(
+      {
+        sendCommand: (...args: string[]) => redis.call(...(args as [string])) as Promise<number>,
+        prefix: PREFIX,
+      },
+      (key, by, ms) => redis.rateLimitIncrement(key, by, ms),
+      () => 10,
+    );
+    store.init({ windowMs: 60_000 } as Parameters<CountingRedisStore['init']>[0]);
+    try {
+      const first = await store.increment(ip);
+      expect(first.totalHits).toBe(1);
+      const second = store.increment(ip);
+      expect(second).not.toBeInstanceOf(Promise);
+      expect(second).toMatchObject({ totalHits: 2 });
+      expect((second as { resetTime: Date }).resetTime.getTime()).toBeGreaterThan(Date.now() + 50_000);
+      await store.settle();
+      // The store's own read (rate-limit-redis's get script) sees every hit.
+      expect(await store.get(ip)).toMatchObject({ totalHits: 2 });
+    } finally {
+      await t.raw.del(PREFIX + ip);
     }
   });
 });

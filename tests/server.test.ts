@@ -139,6 +139,25 @@ describe('slow and malformed requests', () => {
   });
 });
 
+describe('requests and responses', () => {
+  test("when a request arrives, then it and its response already have the app's prototypes (Express changes none)", async () => {
+    const seen: boolean[] = [];
+    const record = (req: object, res: object) =>
+      seen.push(
+        Object.getPrototypeOf(req) === t.data.request,
+        Object.getPrototypeOf(res) === t.data.response,
+      );
+    listener.server.prependListener('request', record);
+    try {
+      const c = connect();
+      expect(await roundTrip(c)).toBe(404);
+    } finally {
+      listener.server.off('request', record);
+    }
+    expect(seen).toEqual([true, true]);
+  });
+});
+
 describe('timeout settings', () => {
   test('when the listener is created, then it carries the configured timeouts and info lists them', async () => {
     expect(listener.server.headersTimeout).toBe(500);

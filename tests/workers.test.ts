@@ -1,10 +1,11 @@
 // SVC_WORKERS: a primary process forks workers that share the port, replaces a crashed one, and stops them all;
 // admin statistics, metrics and clients cover every worker, and a reload applies in every worker.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../src/node-flags';
 import { count, parseScrape, typeOf, value } from './support/prometheus';
 import { freePort } from './support/redis-server';
 
@@ -65,6 +66,9 @@ test('when SVC_WORKERS=2, then two workers serve one port, a crashed one is repl
   await waitFor(() => logged('listening').length === 2, 'two workers listening');
   const [first, second] = workerPids();
   expect(first).not.toBe(second);
+  // Workers run with the service's V8 options (node-flags.ts), which this primary was started without.
+  const argv = readFileSync(`/proc/${first}/cmdline`, 'utf8').split('\0');
+  expect(argv).toEqual(expect.arrayContaining([...SERVICE_NODE_FLAGS]));
   const res = await fetch(`http://127.0.0.1:${port}/store/string/workers-test-missing`);
   expect(res.status).toBe(404);
   expect(((await res.json()) as { error: string }).error).toBe('not_found');

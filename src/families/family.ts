@@ -1,5 +1,8 @@
 // What declares a data family: its Redis type, size command, operations, their public batch names and its routes.
+
+import { wantsBytes } from '../http/bytes-body';
 import type { Method, RequestInput } from '../http/contract';
+import { decodeInput, type Encoding, encodingOf, toBytes, withEncoding } from '../ops/encoding';
 import { type EtagRequest, ifMatchCondition, withEtag } from '../ops/etag';
 import type { Limits, Op } from '../ops/op';
 
@@ -17,6 +20,10 @@ export type FamilyRoute<Ops extends OpTable> = {
     readonly input: (input: RequestInput) => Parameters<Ops[Name]>[0];
     /** `If-Match: *` is the route's own condition (the field or member must exist), not one on the key's ETag. */
     readonly ownIfMatchStar?: true;
+    /** The input holds byte strings (a raw application/octet-stream body, see ops/encoding.ts). */
+    readonly bytesIn?: true;
+    /** With Accept: application/octet-stream, the answer is this field's bytes instead of JSON. */
+    readonly bytesOut?: string;
   };
 }[keyof Ops & string];
 
@@ -94,7 +101,14 @@ export function defineFamily<
     batch,
     bind(limits) {
       const ops = declaration.ops(limits);
-      const run = (op: string) => ops[op] as (input: unknown) => Op;
+      // Values given in base64 are byte strings, whose size is checked once decoded (ops/encoding.ts).
+      const bytesOps = declaration.ops({ ...limits, maxValueBytes: Number.MAX_SAFE_INTEGER });
+      const run = (op: string, encoding: Encoding = 'text') => {
+        if (encoding === 'text') return ops[op] as (input: unknown) => Op;
+        const build = bytesOps[op] as (input: unknown) => Op;
+        if (encoding === 'bytes') return build;
+        return (input: unknown) => build(decodeInput(input as Record<string, unknown>, limits.maxValueBytes));
+      };
       // The whole-key read (GET /{key}) always answers the key's ETag, also as a batch item; see ops/etag.ts.
       const wholeRead = declaration.routes.find((r) => r.method === 'get' && r.path === '/{key}')?.op;
       const routes = declaration.routes.map((r) => ({
@@ -102,19 +116,32 @@ export function defineFamily<
         path: `/store/${name}${r.path}`,
         op: r.op,
         build: (input: RequestInput) => {
-          const op = run(r.op)(r.input(input));
-          return withEtag(op, routeEtag(input.headers, op.writes, r.op === wholeRead, r.ownIfMatchStar));
+          const asBytes = r.bytesOut !== undefined && wantsBytes(input.headers.accept);
+          const encoding =
+            r.bytesIn || asBytes ? 'bytes' : encodingOf(input.body?.encoding ?? input.query.encoding);
+          const op = run(r.op, encoding)(r.input(input));
+          const tagged = withEtag(
+            op,
+            routeEtag(input.headers, op.writes, r.op === wholeRead, r.ownIfMatchStar),
+          );
+          const encoded = withEncoding(tagged, encoding);
+          return asBytes ? answerBytes(encoded, r.bytesOut as string) : encoded;
         },
       }));
       // An item's `type` is the public name; the operation ignores it like any field it does not read.
       const items = new Map(
         Object.entries(batch).map(([type, name]) => {
-          const build = run(name);
           const item = (input: BatchItem) => {
             const ifMatch = input.if_match as string | undefined;
             const answer = ifMatch !== undefined || name === wholeRead;
             const bounded = ifMatch === undefined ? 'pages' : undefined;
-            return withEtag(build(input), { match: ifMatchCondition(ifMatch), answer, bounded });
+            const encoding = encodingOf(input.encoding);
+            const op = withEtag(run(name, encoding)(input), {
+              match: ifMatchCondition(ifMatch),
+              answer,
+              bounded,
+            });
+            return withEncoding(op, encoding);
           };
           return [type, item];
         }),
@@ -126,6 +153,17 @@ export function defineFamily<
         ]),
       );
       return { routes, batch: items, writes };
+    },
+  };
+}
+
+/** `op` answering the byte string of its body's `field` as raw bytes (see http/send.ts sendBytes). */
+function answerBytes(op: Op, field: string): Op {
+  return {
+    ...op,
+    result: (replies) => {
+      const outcome = op.result(replies);
+      return { ...outcome, bytes: toBytes(String(outcome.body[field])) };
     },
   };
 }

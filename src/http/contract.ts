@@ -22,6 +22,8 @@ export interface Operation {
   readonly path: string;
   readonly permission: Permission;
   readonly hasBody: boolean;
+  /** The body is raw bytes (application/octet-stream): read as a Buffer (http/bytes-body.ts). */
+  readonly bytesBody: boolean;
   /** The request headers the contract names for it (If-Match, Last-Event-ID, ...), as written there. */
   readonly headers: readonly string[];
   /** Validates params, headers and body; returns them typed or throws a 400-family ApiError. */
@@ -109,7 +111,8 @@ export class Contract {
         query: group('query', false),
         ...(bodySchema ? { body: bodySchema } : {}),
       },
-      required: requestBody?.required ? ['params', 'body'] : ['params'],
+      // A body of raw bytes (application/octet-stream) has no schema: its reader (bytes-body.ts) checks it.
+      required: requestBody?.required && bodySchema ? ['params', 'body'] : ['params'],
     };
     // A query string carries text only: integer parameters are converted before validation (never coerceTypes,
     // which would also turn a JSON body's "10" into 10).
@@ -131,6 +134,7 @@ export class Contract {
       path,
       permission: (op['x-permission'] as Permission) ?? 'admin',
       hasBody: Boolean(bodySchema),
+      bytesBody: Boolean((requestBody?.content as Json | undefined)?.['application/octet-stream']),
       headers: parameters.filter((p) => p.in === 'header').map((p) => p.name),
       validate(input) {
         for (const header of refused) {

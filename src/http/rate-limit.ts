@@ -6,7 +6,7 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { clientNetworks } from './client-address';
 import type { Context } from './context';
-import { CoalescingRedisStore } from './rate-limit-store';
+import { CountingRedisStore } from './rate-limit-store';
 import { PREFIXES } from './routes';
 import { markUncounted } from './uncounted';
 
@@ -108,19 +108,25 @@ function tooMany(req: Request, family: Family, windowSeconds: number): ApiError 
   );
 }
 
-/** One express-rate-limit instance for a window length; the limit itself is read from ctx.config per request. */
+/**
+ * One express-rate-limit instance for a window length; the limit itself is read from ctx.config per request. Its
+ * store (CountingRedisStore) counts every request in Redis but answers a client far from its limit at once
+ * (rate-counters.ts): exact with one instance; the bound with several is in docs/performance.md.
+ */
 function build(ctx: Context, family: Family, windowSeconds: number): RequestHandler {
   const guard = backoff();
-  const store = new CoalescingRedisStore(
+  const limit = () => BUDGETS[family](ctx.config.rateLimit).limit;
+  const store = new CountingRedisStore(
     { sendCommand: sendCommand(ctx, guard), prefix: ctx.keyspace.internal('rl', family, '') },
     (key, by, windowMs) => guard(() => ctx.limiterRedis.rateLimitIncrement(key, by, windowMs)),
+    limit,
   );
   // rate-limit-redis loads its scripts at once (its increment script unused here); while Redis is down that
   // fails and is retried on use.
   for (const loading of [store.incrementScriptSha, store.getScriptSha]) loading.catch(() => {});
   return rateLimit({
     windowMs: windowSeconds * 1000,
-    limit: () => BUDGETS[family](ctx.config.rateLimit).limit,
+    limit,
     standardHeaders: 'draft-6',
     legacyHeaders: false,
     store,

@@ -5,10 +5,12 @@ import { ApiError } from '../errors';
 import type { Op } from '../ops/op';
 import { runOp } from '../ops/run';
 import { jsonBody } from './body-limits';
+import { bytesBody } from './bytes-body';
 import { clientIdentity } from './client-address';
 import type { Context } from './context';
 import type { Method, Operation, RequestInput } from './contract';
-import { sendJson, sendTagged } from './send';
+import { idempotencyOf, markReplay } from './idempotency-key';
+import { sendBytes, sendJson, sendTagged } from './send';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
 export const PREFIXES = ['/store', '/api'] as const;
@@ -53,14 +55,17 @@ export class Routes {
     this.custom(method, path, async (input, req, res) => {
       const op = build(input);
       this.ctx.access.authorize(res, permission, op.keys);
+      const idem = op.writes ? idempotencyOf(this.ctx, req, res) : undefined;
       const waits = op.whenEmpty !== undefined;
       const outcome = await runOp(
         this.ctx.store,
         op,
         waits ? abandoned(res) : undefined,
+        idem,
         waits ? this.clientOf(req, res) : undefined,
-      );
-      if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
+      ).finally(() => markReplay(res, idem));
+      if (outcome.bytes) sendBytes(res, outcome, input.headers['if-none-match']);
+      else if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
       else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
     });
   }
@@ -94,7 +99,11 @@ export class Routes {
       if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
-    const body = operation.hasBody ? [this.readBody(path)] : [];
+    const body = operation.hasBody
+      ? [this.readBody(path)]
+      : operation.bytesBody
+        ? [bytesBody(this.ctx.config.limits.maxValueBytes)]
+        : [];
     this.router[method](underPrefixes(path), this.guards, ...body, run);
   }
 }

@@ -11,6 +11,23 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   res.end(text);
 }
 
+/** An outcome answered as raw bytes (GET /store/string/{key} with Accept: application/octet-stream), ETag included. */
+export function sendBytes(res: Response, outcome: Outcome, ifNoneMatch: string | undefined): void {
+  const bytes = outcome.bytes as Buffer;
+  if (outcome.etag !== undefined) {
+    res.setHeader('etag', outcome.etag);
+    if (ifNoneMatch !== undefined && noneMatch(ifNoneMatch, outcome.etag)) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+  }
+  res.statusCode = outcome.status;
+  res.setHeader('Content-Type', 'application/octet-stream');
+  res.setHeader('Content-Length', bytes.length);
+  res.end(bytes);
+}
+
 /**
  * An outcome with the key's ETag (ops/etag.ts): the header, and for a read whose If-None-Match matches it
  * `304 Not Modified` with no body (the client's copy is current).

@@ -81,10 +81,35 @@ function capPerAddress(server: Server, max: number, ctx: Context): void {
   });
 }
 
+/**
+ * Request and response classes whose prototypes are `app.request` and `app.response`. Express gives every
+ * request and response those prototypes (Object.setPrototypeOf in app.handle): done to Node's own objects, that
+ * moves each to a new hidden class, and Node's HTTP code then misses its inline caches on every request (about
+ * 50 µs of CPU per request, two thirds of an Express hello world's cost; bench/ab.ts, docs/performance.md).
+ * Created with those prototypes already, V8 finds nothing to change.
+ */
+function expressClasses(app: Express) {
+  // Node's two classes are plain constructor functions: callable on an object made with another prototype.
+  const init = (base: unknown) => base as (this: object, ...args: unknown[]) => void;
+  function ExpressRequest(this: object, socket: Socket) {
+    init(http.IncomingMessage).call(this, socket);
+  }
+  ExpressRequest.prototype = app.request;
+  function ExpressResponse(this: object, req: IncomingMessage, options?: object) {
+    init(http.ServerResponse).call(this, req, options);
+  }
+  ExpressResponse.prototype = app.response;
+  return {
+    IncomingMessage: ExpressRequest as unknown as typeof IncomingMessage,
+    ServerResponse: ExpressResponse as unknown as typeof ServerResponse,
+  };
+}
+
 /** Creates the server for `app` with the configured limits and listens on `host:port`. */
 export function listen(app: Express, ctx: Context, port: number, host: string): Promise<Listener> {
   const { config } = ctx;
   const server = http.createServer({
+    ...expressClasses(app),
     headersTimeout: config.headersTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     // Node checks both timeouts on this interval (30 s by default, which would triple a 10 s headers timeout).

@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { Clients } from './clients';
-import type { Logger } from './logger';
+import { type Logger, logRequest } from './logger';
 import { Metrics } from './metrics';
 import { Stats } from './stats';
 
@@ -55,7 +55,7 @@ function log(
     ...(errorType === undefined ? {} : { error: errorType }),
   };
   if (status < 500) {
-    logger.info('request', fields);
+    logRequest(logger, fields);
     return;
   }
   const failure = locals.failure;

@@ -12,6 +12,7 @@ import {
   ok,
   present,
   readOp,
+  valued,
   writeOp,
 } from './op';
 import { type PageInput, paged, pageOp } from './pages';
@@ -62,21 +63,24 @@ export function hashOps(limits: Limits) {
     ...keyOps('hash'),
     /** The whole hash (at most UNPAGED_MAX fields), or one page of it with `cursor`/`limit` (ops/pages.ts). */
     get: ({ key, ...page }: KeyInput & PageInput) =>
-      paged(page)
-        ? pageOp('hash', key, page, (p) => {
-            const { items, ttl, cursor, complete } = present(p, key);
-            return ok({ fields: fieldsObject(items), ttl, cursor, complete });
-          })
-        : readOp(
-            'hash',
-            key,
-            (reply) => {
-              const [pairs, ttl] = present(reply, key);
-              return ok({ fields: fieldsObject(pairs as string[]), ttl });
-            },
-            'WHOLE',
-            'HGETALL',
-          ),
+      valued(
+        paged(page)
+          ? pageOp('hash', key, page, (p) => {
+              const { items, ttl, cursor, complete } = present(p, key);
+              return ok({ fields: fieldsObject(items), ttl, cursor, complete });
+            })
+          : readOp(
+              'hash',
+              key,
+              (reply) => {
+                const [pairs, ttl] = present(reply, key);
+                return ok({ fields: fieldsObject(pairs as string[]), ttl });
+              },
+              'WHOLE',
+              'HGETALL',
+            ),
+        'fields',
+      ),
     /** Merge (HSET) keeps the expiry; replace drops the old fields and the expiry in the same script call. */
     set: ({ key, fields, ...write }: HashSetInput) => {
       const args = Object.entries(fields).flatMap(([field, value]) => {
@@ -93,26 +97,40 @@ export function hashOps(limits: Limits) {
       );
     },
     getField: ({ key, field }: FieldInput) =>
-      readOp(
-        'hash',
-        key,
-        (reply) => {
-          const value = reply?.[0];
-          if (typeof value !== 'string') throw fieldNotFound(field, key);
-          return ok({ field, value });
-        },
-        'HGET',
-        field,
+      valued(
+        readOp(
+          'hash',
+          key,
+          (reply) => {
+            const value = reply?.[0];
+            if (typeof value !== 'string') throw fieldNotFound(field, key);
+            return ok({ field, value });
+          },
+          'HGET',
+          field,
+        ),
+        'field',
+        'value',
       ),
     /** HSETNX writes nothing when the field exists, which is what If-None-Match asks for. */
     setField: ({ key, field, value, ifAbsent }: FieldSetInput) => {
       checkValueSize(value, limits);
       const exists = () => new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
       const answer = (isNew: boolean) => created(isNew, { success: true, field, value });
-      return elementOp('hash', key, ifAbsent && exists, answer, ifAbsent ? 'HSETNX' : 'HSET', field, value);
+      const op = elementOp(
+        'hash',
+        key,
+        ifAbsent && exists,
+        answer,
+        ifAbsent ? 'HSETNX' : 'HSET',
+        field,
+        value,
+      );
+      return valued(op, 'field', 'value');
     },
     /** A missing field counts from 0 (201); `ttl` applies only when this call creates the whole hash. */
-    incrField: (input: FieldIncrInput) => incrOp('hash', input, { field: input.field }, input.field),
+    incrField: (input: FieldIncrInput) =>
+      valued(incrOp('hash', input, { field: input.field }, input.field), 'field'),
     deleteField: ({ key, field, ifPresent }: FieldDeleteInput) =>
       elementOp(
         'hash',
@@ -123,19 +141,25 @@ export function hashOps(limits: Limits) {
         field,
       ),
     keys: ({ key, ...page }: KeyInput & PageInput) =>
-      paged(page)
-        ? pageOp('hash', key, page, (p) => {
-            const { items, cursor, complete } = present(p, key);
-            return ok({ keys: items.filter((_, i) => i % 2 === 0), cursor, complete });
-          })
-        : readOp('hash', key, (reply) => ok({ keys: present(reply, key)[0] }), 'WHOLE', 'HKEYS'),
+      valued(
+        paged(page)
+          ? pageOp('hash', key, page, (p) => {
+              const { items, cursor, complete } = present(p, key);
+              return ok({ keys: items.filter((_, i) => i % 2 === 0), cursor, complete });
+            })
+          : readOp('hash', key, (reply) => ok({ keys: present(reply, key)[0] }), 'WHOLE', 'HKEYS'),
+        'keys',
+      ),
     values: ({ key, ...page }: KeyInput & PageInput) =>
-      paged(page)
-        ? pageOp('hash', key, page, (p) => {
-            const { items, cursor, complete } = present(p, key);
-            return ok({ values: items.filter((_, i) => i % 2 === 1), cursor, complete });
-          })
-        : readOp('hash', key, (reply) => ok({ values: present(reply, key)[0] }), 'WHOLE', 'HVALS'),
+      valued(
+        paged(page)
+          ? pageOp('hash', key, page, (p) => {
+              const { items, cursor, complete } = present(p, key);
+              return ok({ values: items.filter((_, i) => i % 2 === 1), cursor, complete });
+            })
+          : readOp('hash', key, (reply) => ok({ values: present(reply, key)[0] }), 'WHOLE', 'HVALS'),
+        'values',
+      ),
   };
 }
 

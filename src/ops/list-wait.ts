@@ -36,7 +36,8 @@ async function popped(store: Store, key: string): Promise<void> {
  * is no longer there to read.
  */
 export function blockingPop({ key, end, count, wait }: WaitInput) {
-  return async (store: Store, abandoned: AbortSignal, client: string): Promise<Outcome> => {
+  /** `bytes`: the items as byte strings (ops/encoding.ts), read as Buffers. */
+  return async (store: Store, abandoned: AbortSignal, client: string, bytes = false): Promise<Outcome> => {
     const { waiters } = store;
     if (!waiters) throw new ApiError('service_unavailable', 'Waiting pops are not available here');
     const conn = await waiters.acquire(client);
@@ -45,7 +46,7 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
     abandoned.addEventListener('abort', leave, { once: true });
     try {
       if (abandoned.aborted) throw new ApiError('service_unavailable', 'The client went away');
-      const command = { name: 'BLMPOP', keys: [key], args: ['list'] };
+      const command = { name: 'BLMPOP', keys: [key], args: ['list'], buffers: bytes };
       const direction = end === 'left' ? 'LEFT' : 'RIGHT';
       const reply = await runBlocking(
         store,
@@ -60,7 +61,9 @@ export function blockingPop({ key, end, count, wait }: WaitInput) {
       if (reply === null) {
         throw new ApiError('not_found', `Key '${key}' does not exist (the list stayed empty for ${wait} s)`);
       }
-      return { status: 200, body: { success: true, values: (reply as [string, string[]])[1] } };
+      const values = (reply as [string | Buffer, (string | Buffer)[]])[1];
+      const items = values.map((v) => (Buffer.isBuffer(v) ? v.toString('latin1') : v));
+      return { status: 200, body: { success: true, values: items } };
     } finally {
       abandoned.removeEventListener('abort', leave);
       waiters.release(conn, reusable && !abandoned.aborted, client);

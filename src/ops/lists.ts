@@ -12,6 +12,7 @@ import {
   type ReadReply,
   readOp,
   typedRead,
+  valued,
   writeOp,
 } from './op';
 
@@ -104,8 +105,16 @@ function pop({ key, end = 'left', count, wait }: PopInput, limits: Limits): Op {
     `${side(end)}POP`,
     ...(count === undefined ? [] : [count]),
   );
-  return wait ? { ...op, whenEmpty: blockingPop({ key, end, count: count ?? 1, wait }) } : op;
+  const popping = { ...op, values: ['values'], pops: true };
+  return wait ? { ...popping, whenEmpty: blockingPop({ key, end, count: count ?? 1, wait }) } : popping;
 }
+
+/** An operation whose answer holds one `value`. */
+function valueOp<F extends (...args: never[]) => Op>(factory: F) {
+  return (...args: Parameters<F>): Op => valued(factory(...args), 'value');
+}
+const readValue = valueOp(readOp);
+const writeValue = valueOp(writeOp);
 
 export function listOps(limits: Limits) {
   return {
@@ -131,6 +140,7 @@ export function listOps(limits: Limits) {
       const [first, last] = pageBounds(start, stop);
       return {
         writes: false,
+        values: ['values'],
         keys: [key],
         commands: [typedRead('list', key, 'LRANGE', first, last), typedRead('list', key, 'LLEN')],
         result: ([page, length]) => {
@@ -142,7 +152,7 @@ export function listOps(limits: Limits) {
     length: ({ key }: KeyInput) =>
       readOp('list', key, (reply) => ok({ length: present(reply, key)[0] }), 'LLEN'),
     index: ({ key, index }: IndexInput) =>
-      readOp(
+      readValue(
         'list',
         key,
         (reply) => {
@@ -156,7 +166,7 @@ export function listOps(limits: Limits) {
     /** LSET refuses an index beyond the end (typed_write answers its error): 404 index_not_found. */
     setIndex: ({ key, index, value }: SetIndexInput) => {
       checkValueSize(value, limits);
-      return writeOp(
+      return writeValue(
         'list',
         key,
         { condition: 'present' },

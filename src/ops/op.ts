@@ -10,6 +10,10 @@ export interface Command {
   readonly name: string;
   readonly keys: readonly string[];
   readonly args: readonly (string | number)[];
+  /** The string arguments are byte strings (ops/encoding.ts), sent as their bytes. */
+  readonly bytes?: boolean;
+  /** Replies as Buffers (then byte strings): values that may be any bytes. */
+  readonly buffers?: boolean;
 }
 
 export interface Outcome {
@@ -17,6 +21,8 @@ export interface Outcome {
   readonly body: Record<string, unknown>;
   /** The key's ETag (quoted), when the request asked for it (see etag.ts); sent as the ETag header. */
   readonly etag?: string;
+  /** Answered as these bytes (application/octet-stream) instead of the JSON body. */
+  readonly bytes?: Buffer;
 }
 
 /**
@@ -34,7 +40,37 @@ export interface Op {
    * (ops/list-wait.ts). `abandoned` is aborted when the client goes away; `client` is who the wait counts against
    * (a credential or an address: SVC_LIST_MAX_WAITERS_PER_CLIENT).
    */
-  readonly whenEmpty?: (store: Store, abandoned: AbortSignal, client: string) => Promise<Outcome>;
+  readonly whenEmpty?: (
+    store: Store,
+    abandoned: AbortSignal,
+    client: string,
+    bytes?: boolean,
+  ) => Promise<Outcome>;
+  /** The answer's fields that hold stored values (encoded under `encoding: base64`, checked as UTF-8 otherwise). */
+  readonly values?: readonly string[];
+  /** The operation removes the values it answers (a pop): it cannot be run again to read them as bytes. */
+  readonly pops?: boolean;
+  /** The same read with Buffer replies, after its text answer held U+FFFD (see ops/encoding.ts). */
+  readonly reread?: () => Op;
+}
+
+/** `op` whose answer's `fields` hold stored values. */
+export const valued = (op: Op, ...fields: string[]): Op => ({ ...op, values: fields });
+
+/** A table of operations with the value fields of some declared by name (`pops`: those that remove them). */
+// biome-ignore lint/suspicious/noExplicitAny: each operation takes an input of its own
+export function declareValues<T extends Record<string, (input: any) => Op>>(
+  table: T,
+  values: Partial<Record<keyof T, readonly string[]>>,
+  pops: readonly (keyof T)[] = [],
+): T {
+  const out: Record<string, unknown> = { ...table };
+  for (const [name, fields] of Object.entries(values)) {
+    const build = table[name] as (input: unknown) => Op;
+    const popping = pops.includes(name);
+    out[name] = (input: unknown) => ({ ...build(input), values: fields, ...(popping ? { pops: true } : {}) });
+  }
+  return out as T;
 }
 
 export interface Limits {

@@ -3,13 +3,16 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { ApiError, toApiError } from '../errors';
 import type { RedisClient, Reply } from '../redis/client';
+import { Reread, toBytes } from './encoding';
 import { refusedWhole } from './etag';
+import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
 import type { Command, Op, Outcome } from './op';
 import { replyError, tooLarge } from './replies';
 import {
   argv,
   failed,
   failingOver,
+  methodOf,
   ok,
   type Store,
   sendScript,
@@ -55,24 +58,61 @@ function settle(op: Op, replies: Reply[]): Outcome | ApiError {
  * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster). An operation
  * with `whenEmpty` runs it instead of answering 404 not_found; `abandoned` tells it that the client left.
  */
-export async function runOp(store: Store, op: Op, abandoned?: AbortSignal, client = ''): Promise<Outcome> {
+export async function runOp(
+  store: Store,
+  op: Op,
+  abandoned?: AbortSignal,
+  idem?: Idempotency,
+  client = '',
+): Promise<Outcome> {
   const [command] = op.commands;
+  const once = op.writes ? idem : undefined;
   let outcome: Outcome | ApiError;
   if (op.commands.length === 1 && command) {
     const observer = observers.get(store.redis);
     const start = observer ? process.hrtime.bigint() : 0n;
     const slot = store.durable && op.writes ? slotOf(store, command) : 0;
-    const replies = [await sendScript(store, slot, command.name, () => argv(store, command), op.writes)];
-    if (observer && answered(replies)) observer(seconds(start), 1);
-    outcome = settle(op, replies);
+    const args = () => argv(store, command);
+    const keys = command.keys.map(store.keyspace.user);
+    const rest = () => args().slice(keys.length);
+    const reply = once
+      ? await sendIdempotent(store, slot, methodOf(command), keys, rest, once, op.whenEmpty !== undefined)
+      : await sendScript(store, slot, methodOf(command), args, op.writes);
+    if (isRecorded(reply)) {
+      if ('error' in reply) throw reply.error;
+      return reply.outcome;
+    }
+    if (observer && answered([reply])) observer(seconds(start), 1);
+    outcome = settle(op, [reply]);
   } else {
-    outcome = (await runBatch(store, [op])).outcomes[0] as Outcome | ApiError;
+    outcome = (await runBatch(store, [op], false, once)).outcomes[0] as Outcome | ApiError;
   }
+  if (outcome instanceof Reread && op.reread) return runOp(store, op.reread());
   if (outcome instanceof ApiError) {
     if (op.whenEmpty && outcome.type === 'not_found')
-      return op.whenEmpty(store, abandoned ?? new AbortController().signal, client);
+      return waitThenRecord(store, op, abandoned, once, client);
     throw outcome;
   }
+  return outcome;
+}
+
+/** A list pop's wait; under an Idempotency-Key its outcome is recorded (the claim its script kept, see idempotent.ts). */
+async function waitThenRecord(
+  store: Store,
+  op: Op,
+  abandoned: AbortSignal | undefined,
+  idem: Idempotency | undefined,
+  client: string,
+): Promise<Outcome> {
+  const wait = op.whenEmpty as NonNullable<Op['whenEmpty']>;
+  const signal = abandoned ?? new AbortController().signal;
+  if (!idem) return wait(store, signal, client);
+  const redisKey = store.keyspace.user(op.keys[0] ?? '');
+  const outcome = await wait(store, signal, client).catch(async (err: unknown) => {
+    await finish(store, redisKey, idem, toApiError(err));
+    throw err;
+  });
+  await finish(store, redisKey, idem, outcome);
   return outcome;
 }
 
@@ -93,7 +133,7 @@ export async function runBlocking(
   if (store.fence?.closed) throw failingOver();
   const redisKey = store.keyspace.user(command.keys[0] ?? '');
   const [err, value] = await withDeadline(
-    client.call(command.name, ...args(redisKey)),
+    call(client, command, args(redisKey)),
     waitMs + store.deadlineMs,
   ).then(ok, failed);
   if (err) throw replyError(err, command);
@@ -111,6 +151,17 @@ export async function runBlocking(
   return value;
 }
 
+/** A command on `client`, its replies as Buffers when it asks for them (ioredis's `...Buffer` command methods). */
+function call(client: RedisClient, command: Command, args: (string | number)[]): Promise<unknown> {
+  if (!command.buffers) return client.call(command.name, ...args);
+  // callBuffer loses the command's name under auto-pipelining (ioredis 5): the named method keeps it.
+  const method = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[
+    `${command.name.toLowerCase()}Buffer`
+  ];
+  if (!method) throw new Error(`no Buffer method for ${command.name}`);
+  return method.apply(client, args);
+}
+
 export interface BatchOutcome {
   readonly outcomes: (Outcome | ApiError)[];
   /** False when the batch had to be split over several Redis Cluster slots. */
@@ -125,6 +176,12 @@ const BATCHED: Record<string, 'r' | 'w' | 'i' | 'e'> = {
   typedEtag: 'e',
 };
 
+const NOT_ASCII = /[\u0080-\u00ff]/;
+
+/** Buffers (at any depth) as UTF-8 text. */
+const texts = (reply: unknown): unknown =>
+  Buffer.isBuffer(reply) ? reply.toString('utf8') : Array.isArray(reply) ? reply.map(texts) : reply;
+
 /** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
 function slotOf(store: Store, c: Command): number {
   return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
@@ -137,37 +194,65 @@ function slotOf(store: Store, c: Command): number {
  * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
  * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
  */
-async function exec(store: Store, slot: number, commands: Command[], all: boolean): Promise<Reply[]> {
+async function exec(
+  store: Store,
+  slot: number,
+  commands: Command[],
+  all: boolean,
+  idem?: Idempotency,
+): Promise<Reply[]> {
   const keys: string[] = [];
-  const ops: string[][] = [];
+  const ops: (string | number)[][] = [];
+  // Byte strings with bytes beyond ASCII (ops/encoding.ts) go as ARGV of their own, named by index in the JSON.
+  const bytes: Buffer[] = [];
   let writes = false;
   for (const c of commands) {
     const kind = BATCHED[c.name];
     if (!kind || c.keys.length !== 1) throw new Error(`${c.name} on ${c.keys.length} keys cannot be batched`);
     writes ||= kind !== 'r';
     keys.push(store.keyspace.user(c.keys[0] as string));
-    const op: string[] = [kind];
-    for (const arg of c.args) op.push(String(arg).toWellFormed());
+    const op: (string | number)[] = [kind];
+    for (const arg of c.args) {
+      if (c.bytes && typeof arg === 'string' && NOT_ASCII.test(arg)) op.push(bytes.push(toBytes(arg)) + 2);
+      else op.push(String(arg).toWellFormed());
+    }
     ops.push(op);
   }
   const json = JSON.stringify(ops);
-  const args = () => {
-    const tail = all ? [json, 'all'] : [json];
+  const buffers = commands.some((c) => c.buffers);
+  const tail = () => {
+    const tail: (string | Buffer)[] =
+      bytes.length > 0 ? [json, all ? 'all' : '', ...bytes] : all ? [json, 'all'] : [json];
     // On a Cluster with the feed on, the stream of the master holding this slot's keys (see argv).
     if (store.streams) tail.push(streamOf(store.streams, keys[0] as string));
-    return [keys.length, keys, tail];
+    return tail;
   };
-  const [err, replies] = await sendScript(store, slot, 'typedBatch', args, writes);
+  const method = buffers ? 'typedBatchBuffer' : 'typedBatch';
+  const reply =
+    idem && writes
+      ? await sendIdempotent(store, slot, method, keys, tail, idem)
+      : await sendScript(store, slot, method, () => [keys.length, keys, tail()], writes);
+  if (isRecorded(reply)) throw new Error('a batch has no recorded outcome');
+  const [err, replies] = reply;
   if (err?.message.startsWith('REPLY_TOO_LARGE ')) throw tooLarge(err.message);
   if (err) throw err;
-  return (replies as unknown[]).map((r): Reply => (r instanceof Error ? [r, null] : [null, r]));
+  return (replies as unknown[]).map((r, i): Reply => {
+    if (r instanceof Error) return [r, null];
+    // Buffer replies for one operation made every reply Buffers: the others read text, as ioredis gives it.
+    return [null, buffers && !commands[i]?.buffers ? texts(r) : r];
+  });
 }
 
 /**
  * Runs many operations in one atomic script call (one per hash slot on a Cluster); outcomes in request order.
  * `all`: no operation runs unless every If-Match holds (one hash slot only, else 400).
  */
-export async function runBatch(store: Store, ops: readonly Op[], all = false): Promise<BatchOutcome> {
+export async function runBatch(
+  store: Store,
+  ops: readonly Op[],
+  all = false,
+  idem?: Idempotency,
+): Promise<BatchOutcome> {
   const commands = ops.flatMap((op) => op.commands);
   const groups = new Map<number, number[]>();
   commands.forEach((c, i) => {
@@ -192,6 +277,7 @@ export async function runBatch(store: Store, ops: readonly Op[], all = false): P
         slot,
         indexes.map((i) => commands[i] as Command),
         all,
+        idem,
       ).catch((err: Error) => {
         throw all ? refusedWhole(err, ops, commands, indexes) : err;
       });
@@ -208,5 +294,12 @@ export async function runBatch(store: Store, ops: readonly Op[], all = false): P
     next += op.commands.length;
     return settle(op, slice);
   });
+  // A read whose text answer may hold bytes that are not UTF-8 runs again with Buffer replies (ops/encoding.ts).
+  await Promise.all(
+    outcomes.map(async (outcome, i) => {
+      const reread = (ops[i] as Op).reread;
+      if (outcome instanceof Reread && reread) outcomes[i] = await runOp(store, reread()).catch(toApiError);
+    }),
+  );
   return { outcomes, atomic: groups.size <= 1 };
 }

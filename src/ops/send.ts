@@ -35,11 +35,15 @@ export interface Store {
 }
 
 type Invoke = (...args: unknown[]) => Promise<unknown>;
-export function argv(store: Store, c: Command): (string | number)[] {
+export function argv(store: Store, c: Command): (string | number | Buffer)[] {
   const keys = c.keys.map(store.keyspace.user);
-  if (!store.streams || !FEED_SCRIPTS.has(c.name)) return [...keys, ...c.args];
-  return [...keys, ...c.args, streamOf(store.streams, keys[0] as string)];
+  const args = c.bytes ? c.args.map((a) => (typeof a === 'string' ? Buffer.from(a, 'latin1') : a)) : c.args;
+  if (!store.streams || !FEED_SCRIPTS.has(c.name)) return [...keys, ...args];
+  return [...keys, ...args, streamOf(store.streams, keys[0] as string)];
 }
+
+/** The ioredis method of a command: its `...Buffer` variant when it wants Buffer replies. */
+export const methodOf = (c: Command): string => (c.buffers ? `${c.name}Buffer` : c.name);
 
 /** The stream of the master holding `redisKey` (Cluster): 503 until ioredis has loaded the slot map. */
 export function streamOf(streams: ClusterStreams, redisKey: string): string {

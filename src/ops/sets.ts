@@ -12,6 +12,7 @@ import {
   type ReadReply,
   readOp,
   typedRead,
+  valued,
   writeOp,
 } from './op';
 import { type PageInput, paged, pageOp } from './pages';
@@ -56,6 +57,7 @@ const difference: Combine = ([first = [], ...others]) => {
 function algebra(name: 'union' | 'intersection' | 'difference', combine: Combine) {
   return ({ keys }: AlgebraInput): Op => ({
     writes: false,
+    values: [name],
     keys,
     commands: keys.map((key) => typedRead('set', key, 'SMEMBERS')),
     result: (replies) => {
@@ -65,26 +67,32 @@ function algebra(name: 'union' | 'intersection' | 'difference', combine: Combine
   });
 }
 
+/** A write of one member, whose answer names it. */
+const memberOp = (...args: Parameters<typeof elementOp>): Op => valued(elementOp(...args), 'member');
+
 export function setOps() {
   return {
     ...keyOps('set'),
     /** The whole set (at most UNPAGED_MAX members), or one page of it with `cursor`/`limit` (ops/pages.ts). */
     get: ({ key, ...page }: KeyInput & PageInput) =>
-      paged(page)
-        ? pageOp('set', key, page, (p) => {
-            const { items, size, ttl, cursor, complete } = present(p, key);
-            return ok({ members: items, cardinality: size, ttl, cursor, complete });
-          })
-        : readOp(
-            'set',
-            key,
-            (reply) => {
-              const [members, ttl] = present(reply, key) as [string[], number];
-              return ok({ members, cardinality: members.length, ttl });
-            },
-            'WHOLE',
-            'SMEMBERS',
-          ),
+      valued(
+        paged(page)
+          ? pageOp('set', key, page, (p) => {
+              const { items, size, ttl, cursor, complete } = present(p, key);
+              return ok({ members: items, cardinality: size, ttl, cursor, complete });
+            })
+          : readOp(
+              'set',
+              key,
+              (reply) => {
+                const [members, ttl] = present(reply, key) as [string[], number];
+                return ok({ members, cardinality: members.length, ttl });
+              },
+              'WHOLE',
+              'SMEMBERS',
+            ),
+        'members',
+      ),
     /** Merge (SADD) keeps the expiry; replace drops the old members and the expiry in the same script call. */
     add: ({ key, members, ...write }: SetAddInput) => {
       return writeOp(
@@ -98,7 +106,7 @@ export function setOps() {
     },
     /** SADD writes nothing when the member is there, which is what If-None-Match asks for. */
     addMember: ({ key, member, ifAbsent }: MemberAddInput) =>
-      elementOp(
+      memberOp(
         'set',
         key,
         ifAbsent && (() => new ApiError('duplicate_member', `Member '${member}' is already in set '${key}'`)),
@@ -107,7 +115,7 @@ export function setOps() {
         member,
       ),
     removeMember: ({ key, member, ifPresent }: MemberRemoveInput) =>
-      elementOp(
+      memberOp(
         'set',
         key,
         ifPresent && (() => new ApiError('member_not_found', `Member '${member}' not found in set '${key}'`)),
@@ -120,14 +128,17 @@ export function setOps() {
     cardinality: ({ key }: KeyInput) =>
       readOp('set', key, (reply) => ok({ cardinality: present(reply, key)[0] }), 'SCARD'),
     /** Redis keeps no empty set, so a missing key is the only empty one: 404 not_found. */
-    pop: ({ key }: KeyInput) =>
-      writeOp(
+    pop: ({ key }: KeyInput): Op => ({
+      ...writeOp(
         'set',
         key,
         { condition: 'present' },
         (r) => ok({ success: true, member: present(r, key)[1] }),
         'SPOP',
       ),
+      values: ['member'],
+      pops: true,
+    }),
     union: algebra('union', union),
     intersection: algebra('intersection', intersection),
     difference: algebra('difference', difference),

@@ -1,7 +1,7 @@
 // String operations: each says which commands it sends and what their replies mean.
 import { type IncrInput, incrOp } from './counters';
 import { type KeyInput, keyOps } from './keys';
-import { checkValueSize, created, type Limits, ok, present, readOp, writeOp } from './op';
+import { checkValueSize, created, type Limits, ok, present, readOp, valued, writeOp } from './op';
 
 export interface StringSetInput extends KeyInput {
   value: string;
@@ -13,14 +13,17 @@ export function stringOps(limits: Limits) {
   return {
     ...keyOps('string'),
     get: ({ key }: KeyInput) =>
-      readOp(
-        'string',
-        key,
-        (reply) => {
-          const [value, ttl] = present(reply, key);
-          return ok({ value, ttl });
-        },
-        'GET',
+      valued(
+        readOp(
+          'string',
+          key,
+          (reply) => {
+            const [value, ttl] = present(reply, key);
+            return ok({ value, ttl });
+          },
+          'GET',
+        ),
+        'value',
       ),
     /** SET replaces the value and its expiry: without `ttl` the key no longer expires. */
     set: ({ key, value, ttl, ifAbsent }: StringSetInput) => {

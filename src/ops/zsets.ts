@@ -5,6 +5,7 @@ import {
   type CollectionWrite,
   collectionWrite,
   created,
+  declareValues,
   elementOp,
   type Op,
   ok,
@@ -103,7 +104,7 @@ function bounds(min: ScoreBound = '-inf', max: ScoreBound = '+inf', rev = false)
 }
 
 export function zsetOps() {
-  return {
+  const ops = {
     ...keyOps('zset'),
     add,
     /** One element more than asked tells whether the page is the last. */
@@ -205,6 +206,13 @@ export function zsetOps() {
         count,
       ),
   };
+  const member = ['member'];
+  const values = { get: ['members'], range: ['members'], pop: ['members'] };
+  return declareValues(
+    ops,
+    { ...values, score: member, setMember: member, incr: member, removeMember: member },
+    ['pop'],
+  );
 }
 
 export type ZsetOps = ReturnType<typeof zsetOps>;

@@ -23,6 +23,15 @@ export interface ScriptCommands {
   /** DEL of a key of any type with its change event: 1 when it existed. */
   keyDelete(key: string): Promise<number>;
   rateLimitIncrement(key: string, by: number, windowMs: number): Promise<[number, number]>;
+  /** Claims an Idempotency-Key's record (idempotent-claim-1.lua); Buffer replies keep a recorded value's bytes. */
+  idempotentClaimBuffer(
+    record: string,
+    token: string,
+    fingerprint: string,
+    lockMs: number,
+  ): Promise<Buffer[]>;
+  /** Releases a claim, or records an outcome under it (idempotent-settle-1.lua): 1 when the token still held it. */
+  idempotentSettle(record: string, token: string, ...outcome: (string | Buffer | number)[]): Promise<number>;
   /** An /upstash read checked against the reply budget first: key count, keys, kind, 'run' | 'size', the command. */
   upstashBounded(numberOfKeys: number, ...args: string[]): Promise<unknown>;
 }
@@ -63,7 +72,25 @@ export const FEED_SCRIPTS: ReadonlySet<string> = new Set([
   'typedEtag',
   'typedBatch',
   'keyDelete',
+  'idempotent',
 ]);
+
+/** Every writing script's body as a function of (KEYS, ARGV), by its ioredis name: what idempotent-n.lua runs. */
+function innerScripts(): string {
+  const bodies: Record<string, string> = {
+    typedWrite: source('typed-write-1.lua'),
+    typedIncr: source('typed-incr-1.lua'),
+    typedEtag: source('typed-etag-1.lua'),
+    typedBatch: source('typed-batch-n.lua'),
+    keyDelete: source('key-delete-1.lua'),
+    // A plain DEL (DELETE /store/keys/{key} with the feed off) does what key-delete-1 does, without the event.
+    del: source('key-delete-1.lua'),
+  };
+  const entries = Object.entries(bodies).map(
+    ([name, body]) => `${name} = function(KEYS, ARGV)\n${body}\nend,`,
+  );
+  return `local INNER = {\n${entries.join('\n')}\n}`;
+}
 
 /** A whole (unpaged) hash or set read takes at most this many elements; above it, `cursor`/`limit` pages. */
 export const UNPAGED_MAX = 1000;
@@ -91,6 +118,10 @@ function scripts(config: Config) {
     typedBatch: { lua: script('typed-batch-n.lua') },
     keyDelete: { lua: script('key-delete-1.lua'), numberOfKeys: 1 },
     rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },
+    // A writing script under an Idempotency-Key: the record, then the inner script's keys (the count comes first).
+    idempotent: { lua: `${header}\n${TYPED}\n${innerScripts()}\n${source('idempotent-n.lua')}` },
+    idempotentClaim: { lua: source('idempotent-claim-1.lua'), numberOfKeys: 1 },
+    idempotentSettle: { lua: source('idempotent-settle-1.lua'), numberOfKeys: 1 },
     // The key count comes first in each call.
     upstashBounded: { lua: `${budgetHeader(config)}\n${source('upstash-bounded-n.lua')}` },
   };
@@ -142,7 +173,7 @@ export function createRedis(config: Config): RedisClient {
       scripts: options.scripts,
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
-      autoPipeliningIgnoredCommands: ['typedBatch', 'upstashBounded'],
+      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),

@@ -23,6 +23,18 @@ export interface Keyspace {
    * first, so that it decides the slot even when the prefix holds a hash tag of its own.
    */
   changesIn(tag: string): string;
+  /**
+   * The record of an Idempotency-Key (ops/idempotent.ts): `#svc:idem:<digest>`; on a Cluster
+   * `#svc:idem:{<tag>}:<digest>`, the tag that of the written key, so that the record is in the key's slot.
+   */
+  idempotency(digest: string, tag?: string): string;
+}
+
+/** The part of a Redis key that decides its Cluster slot: the first non-empty {...}, else the whole key. */
+export function slotTag(redisKey: string): string {
+  const open = redisKey.indexOf('{');
+  const close = open < 0 ? -1 : redisKey.indexOf('}', open + 1);
+  return close > open + 1 ? redisKey.slice(open + 1, close) : redisKey;
 }
 
 export function createKeyspace(prefix: string): Keyspace {
@@ -34,5 +46,7 @@ export function createKeyspace(prefix: string): Keyspace {
     userPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
     changes: `${INTERNAL_PREFIX}changes:${prefix}`,
     changesIn: (tag) => `${INTERNAL_PREFIX}changes:{${tag}}:${prefix}`,
+    idempotency: (digest, tag) =>
+      tag === undefined ? `${INTERNAL_PREFIX}idem:${digest}` : `${INTERNAL_PREFIX}idem:{${tag}}:${digest}`,
   };
 }

@@ -4,6 +4,7 @@ import { ApiError, toApiError } from '../errors';
 import type { BatchItem } from '../families/family';
 import type { Context } from '../http/context';
 import type { Permission } from '../http/contract';
+import { idempotencyOf, markReplay } from '../http/idempotency-key';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import type { Op } from '../ops/op';
@@ -68,14 +69,19 @@ export function batchRoute(
   routes.custom(
     'post',
     path,
-    async (input, _req, res) => {
+    async (input, req, res) => {
       const items = input.body.operations as BatchItem[];
-      const ops = build(items, factories);
+      // The batch's `encoding` is that of every item that names none.
+      const { encoding } = input.body;
+      const ops = build(encoding ? items.map((item) => ({ encoding, ...item })) : items, factories);
       // Each item needs what its own endpoint needs: read items 'read', write items 'write'.
       const keys = ops.flatMap((op) => op.keys);
       if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
       if (ops.some((op) => op.writes)) ctx.access.authorize(res, 'write', keys);
-      const { outcomes, atomic } = await runBatch(ctx.store, ops, input.body.atomic === 'all');
+      const idem = ops.some((op) => op.writes) ? idempotencyOf(ctx, req, res) : undefined;
+      const { outcomes, atomic } = await runBatch(ctx.store, ops, input.body.atomic === 'all', idem).finally(
+        () => markReplay(res, idem),
+      );
       const results = outcomes.map((outcome, i) => {
         const type = (items[i] as BatchItem).type;
         if (outcome instanceof ApiError) {

@@ -47,10 +47,14 @@ export function sampleRequest(t: TestApp, op: Operation, authorization?: string)
   const doc = t.context.contract.document as unknown as Doc;
   const item = doc.paths[op.path];
   const requestBody = item && deref<Doc['paths'][string]>(doc, item)[op.method]?.requestBody;
-  const media = requestBody && deref<Body>(doc, requestBody).content['application/json'];
+  const content = requestBody && deref<Body>(doc, requestBody).content;
+  const media = content?.['application/json'];
   const body = media?.example ?? Object.values(media?.examples ?? {})[0]?.value;
   const req = request(t.data)[op.method](url);
   if (authorization) req.set('Authorization', authorization);
+  // A body of raw bytes (PUT /store/string/{key}).
+  if (content?.['application/octet-stream'])
+    return req.type('application/octet-stream').send(Buffer.from('v'));
   // A POST without a body still says JSON: the service refuses one a form could send (see http/routes.ts).
   if (body === undefined && op.method === 'post') req.set('Content-Type', 'application/json');
   return body === undefined ? req : req.send(body as object);

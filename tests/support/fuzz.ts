@@ -11,7 +11,7 @@ export interface FuzzRequest {
   path: string;
   query: Record<string, string>;
   headers: Record<string, string>;
-  /** A JSON value, or raw text when `raw` (malformed JSON). */
+  /** A JSON value, raw text when `raw` (malformed JSON), or bytes (a Uint8Array, sent as application/octet-stream). */
   body?: unknown;
   raw?: boolean;
 }
@@ -21,6 +21,8 @@ export interface Operation {
   template: string;
   parameters: { name: string; in: string; required?: boolean; schema: Schema }[];
   body?: Schema;
+  /** The body is raw bytes: its only content is application/octet-stream (PUT /store/string/{key}). */
+  bytes?: boolean;
 }
 
 /** In an If-Match header: the current ETag of the request's key, filled in when the request is sent. */
@@ -51,7 +53,8 @@ export class Generator {
         ].map((p) => this.resolve(p) as Operation['parameters'][number]);
         const content = (this.resolve((op.requestBody ?? {}) as Schema).content ?? {}) as Json;
         const body = (content['application/json'] as Json | undefined)?.schema as Schema | undefined;
-        ops.push({ method, template, parameters, body });
+        const bytes = !body && content['application/octet-stream'] !== undefined;
+        ops.push({ method, template, parameters, body, ...(bytes ? { bytes } : {}) });
       }
     }
     return ops;
@@ -76,7 +79,11 @@ export class Generator {
         path: pick('path'),
         query: pick('query'),
         headers: pick('header'),
-        body: op.body ? this.value(op.body, '') : fc.constant(undefined),
+        body: op.body
+          ? this.value(op.body, '')
+          : op.bytes
+            ? fc.uint8Array({ maxLength: 64 })
+            : fc.constant(undefined),
       })
       .map(({ path, query, headers, body }) => ({
         method: op.method,

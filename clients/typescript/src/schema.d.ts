@@ -129,7 +129,14 @@ export interface paths {
          * @description Answers the value and its remaining TTL (`-1` when the key has no expiry).
          */
         get: operations["getString"];
-        put?: never;
+        /**
+         * Store raw bytes as a string
+         * @description Stores the request body, as is, under the key (`Content-Type: application/octet-stream`; any bytes, no JSON or base64): `201` when the key was created, `200` when an existing string was replaced. Read it back with `GET` and `Accept: application/octet-stream` (docs/binary-and-retries.md).
+         *
+         *     - As `POST`: the write replaces the whole value and clears any expiry unless `ttl` (here a query parameter) is given; a key of another type is `409 wrong_type`; `If-None-Match: *` writes only a new key (`409 key_exists`); `If-Match` checks the ETag (`412`).
+         *     - The body may be at most `SVC_MAX_VALUE_BYTES` (default 1 MiB): `413 payload_too_large`, refused before it is read when `Content-Length` announces more. Another `Content-Type` is `415 unsupported_media_type`. An empty body stores the empty string.
+         */
+        put: operations["putStringBytes"];
         /**
          * Create or replace a string
          * @description Stores `value` under the key: `201` when the key was created, `200` when an existing string was replaced.
@@ -1905,21 +1912,25 @@ export interface components {
         KeyList: components["schemas"]["Key"][];
         /** @description Body of a string write. Without `ttl` the key ends up without expiry. */
         StringWriteRequest: {
+            encoding?: components["schemas"]["Encoding"];
             value: components["schemas"]["StringValue"];
             ttl?: components["schemas"]["Ttl"];
         };
         /** @description Body of a hash write: fields to merge (default) or to replace the hash with. */
         HashWriteRequest: {
+            encoding?: components["schemas"]["Encoding"];
             fields: components["schemas"]["Fields"];
             ttl?: components["schemas"]["Ttl"];
             mode?: components["schemas"]["Mode"];
         };
         /** @description Body of a single hash field write. The key keeps its expiry. */
         FieldWriteRequest: {
+            encoding?: components["schemas"]["Encoding"];
             value: components["schemas"]["StringValue"];
         };
         /** @description Body of a set write: members to add (default) or to replace the set with. */
         SetWriteRequest: {
+            encoding?: components["schemas"]["Encoding"];
             members: components["schemas"]["Members"];
             ttl?: components["schemas"]["Ttl"];
             mode?: components["schemas"]["Mode"];
@@ -1930,6 +1941,7 @@ export interface components {
         };
         /** @description The sets to combine. For `difference` the first key is the set to subtract from. */
         SetAlgebraRequest: {
+            encoding?: components["schemas"]["Encoding"];
             keys: components["schemas"]["KeyList"];
         };
         /**
@@ -1979,6 +1991,7 @@ export interface components {
         };
         /** @description Like `POST /store/string/{key}/incr`. Result: `StringBatchIncrResult`. */
         StringBatchIncr: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1991,6 +2004,7 @@ export interface components {
         };
         /** @description Like `POST /store/hash/{key}/field/{field}/incr`. Result: `HashBatchIncrResult`. */
         HashBatchIncr: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2002,7 +2016,14 @@ export interface components {
             ttl?: components["schemas"]["IncrRequest"]["ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
+        /**
+         * @description How values travel (docs/binary-and-retries.md). `text` (the default): JSON strings of UTF-8 text; a stored value that is not valid UTF-8 is answered `422 binary_value`. `base64`: every value of the request and of the answer is base64 (RFC 4648), so any bytes can be stored and read: string values, hash field names and values, set and sorted set members, list elements. Keys, scores, counters and ETags stay text. Size limits apply to the decoded bytes. In a batch, the request's `encoding` applies to every item that names none.
+         * @default text
+         * @enum {string}
+         */
+        Encoding: "text" | "base64";
         StringBatchRequest: {
+            encoding?: components["schemas"]["Encoding"];
             /** @description 1..1,000 string operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["StringBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
@@ -2011,6 +2032,7 @@ export interface components {
         StringBatchOperation: components["schemas"]["StringBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["StringBatchIncr"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
         /** @description Like `POST /store/string/{key}`: writes the value (also to a key named like a reserved segment). Result: `StringBatchSetResult`. */
         StringBatchSet: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2022,6 +2044,7 @@ export interface components {
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         HashBatchRequest: {
+            encoding?: components["schemas"]["Encoding"];
             /** @description 1..1,000 hash operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["HashBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
@@ -2030,6 +2053,7 @@ export interface components {
         HashBatchOperation: components["schemas"]["HashBatchSet"] | components["schemas"]["BatchGet"] | components["schemas"]["HashBatchSetField"] | components["schemas"]["HashBatchGetField"] | components["schemas"]["HashBatchDeleteField"] | components["schemas"]["HashBatchIncr"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["HashBatchKeys"] | components["schemas"]["HashBatchValues"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchPersist"];
         /** @description Like `POST /store/hash/{key}` (merge by default). Result: `HashBatchSetResult`. */
         HashBatchSet: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2043,6 +2067,7 @@ export interface components {
         };
         /** @description Like `POST /store/hash/{key}/field/{field}`. Result: `HashBatchSetFieldResult`. */
         HashBatchSetField: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2055,6 +2080,7 @@ export interface components {
         };
         /** @description Like `GET /store/hash/{key}/field/{field}`. Result: `HashBatchGetFieldResult`. */
         HashBatchGetField: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2065,6 +2091,7 @@ export interface components {
         };
         /** @description Like `DELETE /store/hash/{key}/field/{field}` (without `If-Match`). Result: `HashBatchDeleteFieldResult`. */
         HashBatchDeleteField: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2076,6 +2103,7 @@ export interface components {
         };
         /** @description Like `GET /store/hash/{key}/keys`. Result: `HashBatchKeysResult`. */
         HashBatchKeys: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2085,6 +2113,7 @@ export interface components {
         };
         /** @description Like `GET /store/hash/{key}/values`. Result: `HashBatchValuesResult`. */
         HashBatchValues: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2093,6 +2122,7 @@ export interface components {
             key: components["schemas"]["Key"];
         };
         SetBatchRequest: {
+            encoding?: components["schemas"]["Encoding"];
             /** @description 1..1,000 set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["SetBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
@@ -2101,6 +2131,7 @@ export interface components {
         SetBatchOperation: components["schemas"]["SetBatchAdd"] | components["schemas"]["BatchGet"] | components["schemas"]["SetBatchAddMember"] | components["schemas"]["SetBatchRemoveMember"] | components["schemas"]["SetBatchIsMember"] | components["schemas"]["SetBatchCardinality"] | components["schemas"]["SetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchPersist"];
         /** @description Like `POST /store/set/{key}` (merge by default). Result: `SetBatchAddResult`. */
         SetBatchAdd: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2114,6 +2145,7 @@ export interface components {
         };
         /** @description Like `POST /store/set/{key}/member/{member}`. Result: `SetBatchAddMemberResult`. */
         SetBatchAddMember: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2125,6 +2157,7 @@ export interface components {
         };
         /** @description Like `DELETE /store/set/{key}/member/{member}` (without `If-Match`). Result: `SetBatchRemoveMemberResult`. */
         SetBatchRemoveMember: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2136,6 +2169,7 @@ export interface components {
         };
         /** @description Like `GET /store/set/{key}/member/{member}/exists`. Result: `SetBatchIsMemberResult`. */
         SetBatchIsMember: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2146,6 +2180,7 @@ export interface components {
         };
         /** @description Like `GET /store/set/{key}/cardinality`. Result: `SetBatchCardinalityResult`. */
         SetBatchCardinality: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2155,6 +2190,7 @@ export interface components {
         };
         /** @description Like `POST /store/set/{key}/pop`. Result: `SetBatchPopResult`. */
         SetBatchPop: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2193,12 +2229,14 @@ export interface components {
          */
         ZsetOnly: "new" | "existing";
         ZsetWriteRequest: {
+            encoding?: components["schemas"]["Encoding"];
             members: components["schemas"]["ZsetMembers"];
             mode?: components["schemas"]["Mode"];
             only?: components["schemas"]["ZsetOnly"];
             ttl?: components["schemas"]["Ttl"];
         };
         ZsetMemberWriteRequest: {
+            encoding?: components["schemas"]["Encoding"];
             score: components["schemas"]["Score"];
         };
         /** @description Body of a score increment; every property is optional. */
@@ -2208,6 +2246,7 @@ export interface components {
             ttl?: components["schemas"]["IncrRequest"]["ttl"];
         };
         ZsetRemoveRequest: {
+            encoding?: components["schemas"]["Encoding"];
             members: components["schemas"]["Members"];
         };
         /**
@@ -2222,6 +2261,7 @@ export interface components {
          */
         ZsetPopCount: number;
         ZsetPopRequest: {
+            encoding?: components["schemas"]["Encoding"];
             end?: components["schemas"]["ZsetPopEnd"];
             count?: components["schemas"]["ZsetPopCount"];
         };
@@ -2317,6 +2357,7 @@ export interface components {
         /** @description A score bound in a batch item: a JSON number (inclusive) or a `ScoreBound` string. */
         BatchScoreBound: number | components["schemas"]["ScoreBound"];
         ZsetBatchRequest: {
+            encoding?: components["schemas"]["Encoding"];
             /** @description 1..1,000 sorted set operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["ZsetBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
@@ -2325,6 +2366,7 @@ export interface components {
         ZsetBatchOperation: components["schemas"]["ZsetBatchAdd"] | components["schemas"]["ZsetBatchGet"] | components["schemas"]["ZsetBatchRange"] | components["schemas"]["ZsetBatchScore"] | components["schemas"]["ZsetBatchSetMember"] | components["schemas"]["ZsetBatchIncr"] | components["schemas"]["ZsetBatchRemoveMember"] | components["schemas"]["ZsetBatchRemove"] | components["schemas"]["ZsetBatchCardinality"] | components["schemas"]["ZsetBatchPop"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchPersist"];
         /** @description Like `POST /store/zset/{key}`. Result: `ZsetBatchAddResult`. */
         ZsetBatchAdd: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2339,6 +2381,7 @@ export interface components {
         };
         /** @description Like `GET /store/zset/{key}`. Result: `ZsetBatchGetResult`. */
         ZsetBatchGet: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2351,6 +2394,7 @@ export interface components {
         };
         /** @description Like `GET /store/zset/{key}/range`. Result: `ZsetBatchRangeResult`. */
         ZsetBatchRange: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2365,6 +2409,7 @@ export interface components {
         };
         /** @description Like `GET /store/zset/{key}/member/{member}`. Result: `ZsetBatchScoreResult`. */
         ZsetBatchScore: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2375,6 +2420,7 @@ export interface components {
         };
         /** @description Like `POST /store/zset/{key}/member/{member}` (without `If-None-Match``. Result: `ZsetBatchSetMemberResult`. */
         ZsetBatchSetMember: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2387,6 +2433,7 @@ export interface components {
         };
         /** @description Like `POST /store/zset/{key}/member/{member}/incr`. Result: `ZsetBatchIncrResult`. */
         ZsetBatchIncr: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2400,6 +2447,7 @@ export interface components {
         };
         /** @description Like `DELETE /store/zset/{key}/member/{member}` (without `If-Match``. Result: `ZsetBatchRemoveMemberResult`. */
         ZsetBatchRemoveMember: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2411,6 +2459,7 @@ export interface components {
         };
         /** @description Like `POST /store/zset/{key}/remove`. Result: `ZsetBatchRemoveResult`. */
         ZsetBatchRemove: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2422,6 +2471,7 @@ export interface components {
         };
         /** @description Like `GET /store/zset/{key}/cardinality`. Result: `ZsetBatchCardinalityResult`. */
         ZsetBatchCardinality: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2433,6 +2483,7 @@ export interface components {
         };
         /** @description Like `POST /store/zset/{key}/pop`. Result: `ZsetBatchPopResult`. */
         ZsetBatchPop: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2566,6 +2617,7 @@ export interface components {
          */
         ListValues: components["schemas"]["StringValue"][];
         ListPushRequest: {
+            encoding?: components["schemas"]["Encoding"];
             values: components["schemas"]["ListValues"];
             /** @default right */
             end?: components["schemas"]["ListEnd"];
@@ -2574,6 +2626,7 @@ export interface components {
         /** @description Pop up to this many items (fewer when the list holds fewer); without it, one. */
         ListPopCount: number;
         ListPopRequest: {
+            encoding?: components["schemas"]["Encoding"];
             /** @default left */
             end?: components["schemas"]["ListEnd"];
             count?: components["schemas"]["ListPopCount"];
@@ -2581,6 +2634,7 @@ export interface components {
             wait?: number;
         };
         ListSetIndexRequest: {
+            encoding?: components["schemas"]["Encoding"];
             value: components["schemas"]["StringValue"];
         };
         ListTrimRequest: {
@@ -2593,6 +2647,7 @@ export interface components {
          */
         ListRemoveCount: number;
         ListRemoveRequest: {
+            encoding?: components["schemas"]["Encoding"];
             value: components["schemas"]["StringValue"];
             count?: components["schemas"]["ListRemoveCount"];
         };
@@ -2651,6 +2706,7 @@ export interface components {
             length: components["schemas"]["ListLength"];
         };
         ListBatchRequest: {
+            encoding?: components["schemas"]["Encoding"];
             /** @description 1..1,000 list operations (`SVC_BATCH_MAX_OPERATIONS`), run in this order in one transaction. */
             operations: components["schemas"]["ListBatchOperation"][];
             atomic?: components["schemas"]["BatchAtomic"];
@@ -2659,6 +2715,7 @@ export interface components {
         ListBatchOperation: components["schemas"]["ListBatchPush"] | components["schemas"]["ListBatchPop"] | components["schemas"]["ListBatchRange"] | components["schemas"]["ListBatchLength"] | components["schemas"]["ListBatchIndex"] | components["schemas"]["ListBatchSetIndex"] | components["schemas"]["ListBatchTrim"] | components["schemas"]["ListBatchRemove"] | components["schemas"]["BatchDelete"] | components["schemas"]["BatchExpire"] | components["schemas"]["BatchExists"] | components["schemas"]["BatchTtl"] | components["schemas"]["BatchPersist"];
         /** @description Like `POST /store/list/{key}/push` (without `If-None-Match``. Result: `ListBatchPushResult`. */
         ListBatchPush: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2672,6 +2729,7 @@ export interface components {
         };
         /** @description Like `POST /store/list/{key}/pop` without `wait` (a batch never waits; `wait` is `400 invalid_request``. Result: `ListBatchPopResult`. */
         ListBatchPop: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2684,6 +2742,7 @@ export interface components {
         };
         /** @description Like `GET /store/list/{key}?start=&stop=`. Result: `ListBatchRangeResult`. */
         ListBatchRange: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2695,6 +2754,7 @@ export interface components {
         };
         /** @description Like `GET /store/list/{key}/length`. Result: `ListBatchLengthResult`. */
         ListBatchLength: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2704,6 +2764,7 @@ export interface components {
         };
         /** @description Like `GET /store/list/{key}/index/{index}`. Result: `ListBatchIndexResult`. */
         ListBatchIndex: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2714,6 +2775,7 @@ export interface components {
         };
         /** @description Like `POST /store/list/{key}/index/{index}`. Result: `ListBatchSetIndexResult`. */
         ListBatchSetIndex: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2726,6 +2788,7 @@ export interface components {
         };
         /** @description Like `POST /store/list/{key}/trim`. Result: `ListBatchTrimResult`. */
         ListBatchTrim: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2738,6 +2801,7 @@ export interface components {
         };
         /** @description Like `POST /store/list/{key}/remove`. Result: `ListBatchRemoveResult`. */
         ListBatchRemove: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2827,7 +2891,7 @@ export interface components {
             atomic: components["schemas"]["SetBatchResponse"]["atomic"];
         };
         /** @description The type of an error. Each type always comes with the same HTTP status, its `x-status`. */
-        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
+        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "idempotency_key_in_use" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "idempotency_key_mismatch" | "binary_value" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
         /** @description One change; never the value. */
         ChangeEvent: {
             /** @description The stream id (`<ms>-<seq>`), increasing; resume after it with `since` or `Last-Event-ID`. On Redis Cluster, increasing within its master's stream only, and not a resume point (use the cursor the transport gives). */
@@ -3331,7 +3395,7 @@ export interface components {
              * @description When this build was made (ISO 8601, UTC): the modification time of the compiled service code (`dist/` written by `npm run build`).
              */
             build_date: string;
-            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `upstash_enabled`, `upstash_script_permission`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
+            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `idempotency_ttl_seconds`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `upstash_enabled`, `upstash_script_permission`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
             config: {
                 /** @description Data port (`SVC_PORT`). */
                 port: number;
@@ -3533,6 +3597,7 @@ export interface components {
         BatchAtomic: "all";
         /** @description Like `GET /store/{family}/{key}`. Result: `StringBatchGetResult`, `HashBatchGetResult` or `SetBatchGetResult` (sorted sets have `ZsetBatchGet`). */
         BatchGet: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3542,6 +3607,7 @@ export interface components {
         };
         /** @description Like `DELETE /store/{family}/{key}`. Result: `BatchDeleteResult`. */
         BatchDelete: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3560,6 +3626,7 @@ export interface components {
         };
         /** @description Like `GET /store/{family}/{key}/exists` (sets have no such endpoint; the item still answers whether the key exists, never 404). Result: `BatchExistsResult`. */
         BatchExists: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3576,6 +3643,7 @@ export interface components {
         };
         /** @description Like `GET /store/{family}/{key}/ttl`. Result: `BatchTtlResult`. */
         BatchTtl: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3592,6 +3660,7 @@ export interface components {
         };
         /** @description Like `POST /store/{family}/{key}/expire`. Result: `BatchExpireResult`. */
         BatchExpire: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3611,6 +3680,7 @@ export interface components {
         };
         /** @description Like `DELETE /store/{family}/{key}/ttl` (removes the expiry). Result: `BatchPersistResult`. */
         BatchPersist: {
+            encoding?: components["schemas"]["Encoding"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3634,6 +3704,46 @@ export interface components {
         Success: true;
     };
     responses: {
+        /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed; retry after `Retry-After` seconds. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "idempotency_key_in_use",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry after it has finished",
+                 *       "status": 409,
+                 *       "retry_after": 1,
+                 *       "timestamp": "2025-01-15T10:30:00.000Z",
+                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `idempotency_key_mismatch`: the `Idempotency-Key` was used for another request; or `binary_value`: a value to answer is not UTF-8 text and the request did not ask for `encoding=base64`. */
+        Unprocessable: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "idempotency_key_mismatch",
+                 *       "message": "This Idempotency-Key was used for a different request (method, path, conditions or body); use a new key",
+                 *       "status": 422,
+                 *       "timestamp": "2025-01-15T10:30:00.000Z",
+                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Not modified: `If-None-Match` lists the key's current ETag (or is `*` and the key exists); the client's copy is current. No body. */
         NotModified: {
             headers: {
@@ -4272,6 +4382,13 @@ export interface components {
         };
     };
     parameters: {
+        /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+        Encoding: components["schemas"]["Encoding"];
+        /**
+         * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        IdempotencyKey: string;
         /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
         UpstashEncoding: "base64";
         /**
@@ -4680,7 +4797,10 @@ export interface operations {
     };
     getString: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description A conditional read (RFC 9110 §13.1.2): `*`, or a comma-separated list of entity-tags (weak comparison: `W/"x"` matches `"x"`). When the key's current ETag is listed (with `*`: when the key exists), the answer is `304 Not Modified` with the `ETag` header and no body. A value that is not an entity-tag list is `400 invalid_request`.
@@ -4710,6 +4830,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/octet-stream": string;
                     "application/json": components["schemas"]["StringValueResponse"];
                 };
             };
@@ -4719,6 +4840,80 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putStringBytes: {
+        parameters: {
+            query?: {
+                /** @description Seconds until the key expires, 1..2147483647; without it the key does not expire. */
+                ttl?: number;
+            };
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
+                 * @example *
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
+                 * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The key, by the key rule (schema `Key`). Reserved segments (`batch`; for sets also `union`, `intersection`, `difference`) are ordinary keys for every method except `POST` directly on `/store/{family}/{segment}`, which is the batch or set algebra operation.
+                 * @example user:42
+                 */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description An existing string was replaced. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StringWriteResponse"];
+                };
+            };
+            /** @description The key was created. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StringWriteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4728,6 +4923,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -4817,6 +5017,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4826,6 +5027,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4849,6 +5055,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4856,7 +5063,10 @@ export interface operations {
     };
     stringExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -4881,7 +5091,10 @@ export interface operations {
     };
     getStringTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -4910,6 +5123,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -4933,6 +5151,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4942,6 +5161,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -4968,6 +5192,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4977,6 +5202,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5012,7 +5242,13 @@ export interface operations {
     stringBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5083,10 +5319,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5095,6 +5333,8 @@ export interface operations {
     getHash: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -5155,6 +5395,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5164,6 +5405,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -5257,6 +5503,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5266,6 +5513,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5289,6 +5541,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5296,7 +5549,10 @@ export interface operations {
     };
     getHashField: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -5349,6 +5605,7 @@ export interface operations {
              */
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5358,6 +5615,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -5454,6 +5716,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5463,6 +5726,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5517,6 +5785,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5526,6 +5795,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5565,7 +5839,10 @@ export interface operations {
     };
     hashExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -5591,6 +5868,8 @@ export interface operations {
     getHashKeys: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -5642,6 +5921,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5650,6 +5930,8 @@ export interface operations {
     getHashValues: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -5701,6 +5983,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5708,7 +5991,10 @@ export interface operations {
     };
     getHashTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -5737,6 +6023,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -5760,6 +6051,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5769,6 +6061,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -5795,6 +6092,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5803,7 +6101,13 @@ export interface operations {
     hashBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5882,10 +6186,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5894,6 +6200,8 @@ export interface operations {
     getSet: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Reads one page of the hash or set (Redis `HSCAN` / `SSCAN`): the `cursor` of the previous page, unchanged; empty to start a walk. A walk answers every element that is there from its start to its end and not changed exactly once, in no particular order. Anything else is `400 invalid_request`.
                  * @example WyIxNzkyIiwiMCJd
@@ -5955,6 +6263,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5964,6 +6273,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -6059,6 +6373,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6068,6 +6383,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6091,6 +6411,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6100,6 +6421,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -6188,6 +6514,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6197,6 +6524,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6251,6 +6583,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6258,7 +6591,10 @@ export interface operations {
     };
     setMemberExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6306,7 +6642,10 @@ export interface operations {
     };
     getSetCardinality: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6352,6 +6691,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -6395,6 +6739,7 @@ export interface operations {
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6527,7 +6872,10 @@ export interface operations {
     };
     getSetTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -6556,6 +6904,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -6579,6 +6932,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6588,6 +6942,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6614,6 +6973,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6622,7 +6982,13 @@ export interface operations {
     setBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6702,10 +7068,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6714,6 +7082,8 @@ export interface operations {
     getZset: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Members to skip before the page, a whole number from 0 to 2147483647; default 0.
                  * @example 0
@@ -6791,6 +7161,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6800,6 +7171,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -6894,6 +7270,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6903,6 +7280,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -6926,6 +7308,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6934,6 +7317,8 @@ export interface operations {
     getZsetRange: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description The low score bound (schema `ScoreBound`), inclusive unless it starts with `(`; default `-inf`. URL-encode `+` as `%2B` (`%2Binf`), or write `inf`.
                  * @example 1000
@@ -7014,6 +7399,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7021,7 +7407,10 @@ export interface operations {
     };
     getZsetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -7076,6 +7465,7 @@ export interface operations {
              */
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7085,6 +7475,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -7186,6 +7581,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7195,6 +7591,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7256,6 +7657,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7265,6 +7667,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7386,6 +7793,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -7450,6 +7862,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7458,6 +7871,8 @@ export interface operations {
     getZsetCardinality: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description The low score bound (schema `ScoreBound`), inclusive unless it starts with `(`; default `-inf`. URL-encode `+` as `%2B` (`%2Binf`), or write `inf`.
                  * @example 1000
@@ -7519,6 +7934,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7587,6 +8007,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7594,7 +8015,10 @@ export interface operations {
     };
     zsetExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -7619,7 +8043,10 @@ export interface operations {
     };
     getZsetTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -7648,6 +8075,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -7671,6 +8103,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7680,6 +8113,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7706,6 +8144,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7714,7 +8153,13 @@ export interface operations {
     zsetBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7828,10 +8273,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7840,6 +8287,8 @@ export interface operations {
     getList: {
         parameters: {
             query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
                 /**
                  * @description Index of the first item of the page (`0` the head, `-1` the last item); default 0.
                  * @example 0
@@ -7908,6 +8357,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ListWrongType"];
             413: components["responses"]["ReplyTooLarge"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7917,6 +8367,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -7940,6 +8395,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7949,6 +8405,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description `*` makes this a conditional create: it is written only when it does not exist yet, otherwise nothing is written and the answer is `409` (`key_exists`, `field_exists` or `duplicate_member`). Any other value is `400 invalid_request`.
                  * @example *
@@ -8041,6 +8502,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8050,6 +8512,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -8110,6 +8577,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8117,7 +8585,10 @@ export interface operations {
     };
     getListLength: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -8160,7 +8631,10 @@ export interface operations {
     };
     getListItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -8214,6 +8688,7 @@ export interface operations {
              */
             404: components["responses"]["NotFound"];
             409: components["responses"]["ListWrongType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8223,6 +8698,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -8292,6 +8772,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8301,6 +8782,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -8358,6 +8844,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8367,6 +8854,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -8424,6 +8916,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8431,7 +8924,10 @@ export interface operations {
     };
     listExists: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -8456,7 +8952,10 @@ export interface operations {
     };
     getListTtl: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: never;
             path: {
                 /**
@@ -8485,6 +8984,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -8508,6 +9012,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8517,6 +9022,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
@@ -8543,6 +9053,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8551,7 +9062,13 @@ export interface operations {
     listBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8626,10 +9143,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenBatch"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description `"atomic": "all"` and an item's `if_match` does not hold for its key as it is before the batch: nothing was applied. `details.index` names the first failing item; the `ETag` header holds its key's current ETag (none when the key does not exist). */
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["BodyOrReplyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8896,6 +9415,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description A conditional write (RFC 9110 §13.1.1), checked in Redis in the same atomic step as the write: a comma-separated list of entity-tags; the write applies only if the key's current ETag is one of them (strong comparison: a weak `W/` tag never matches), else nothing is written and the answer is `412 precondition_failed` with the key's current `ETag` header (none when the key does not exist). `*` requires the key to exist (`412` otherwise); on `DELETE` of a hash field or set member it keeps its own meaning: the field or member must exist (`404 field_not_found` / `404 member_not_found`). A write that carries `If-Match` answers the key's new `ETag`. A value that is neither `*` nor an entity-tag list is `400 invalid_request`.
                  * @example "0beec7b5ea3f0fdbc95d0dd47f3c5bc275da8a33"
                  */
@@ -8916,7 +9440,9 @@ export interface operations {
             400: components["responses"]["InvalidKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];

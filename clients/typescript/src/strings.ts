@@ -27,7 +27,10 @@ export function strings(api: Api) {
     /** The value, or null when the key does not exist. */
     async get(key: string, options: CallOptions = {}): Promise<StringValue | null> {
       const got = await unwrapOrNull(api.GET('/store/string/{key}', { ...at(key), signal: options.signal }));
-      return got && { value: got.data.value, ttl: got.data.ttl, etag: got.etag };
+      if (!got) return null;
+      // The route also answers raw bytes (Accept: application/octet-stream); this call asks for JSON.
+      const data = got.data as Exclude<typeof got.data, string>;
+      return { value: data.value, ttl: data.ttl, etag: got.etag };
     },
     /** Creates or replaces the value; `created` is true when the key was new. */
     async set(key: string, value: string, options: SetOptions = {}) {

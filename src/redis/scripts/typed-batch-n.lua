@@ -8,6 +8,8 @@
 -- ARGV[2]  optional: 'all' checks every 'e' operation's precondition against the keys as they are before the
 --          batch, and runs nothing unless all hold (then fails with "PRECONDITION_FAILED <i> <current ETag or ->",
 --          i the first failing operation); the operations then run without checking again.
+-- ARGV[3..] optional: arguments of bytes (a value given in base64), which the JSON names by their ARGV index; then
+--          ARGV[2] is '' when not 'all'.
 -- Fails whole, before anything runs, with "REPLY_TOO_LARGE <elements> <bytes>" when its reads would go past the
 -- reply budget (typed.lua).
 -- Returns one reply per operation, in order: what its own script returns (nil as nil), or its error. An
@@ -47,7 +49,12 @@ for i = 1, #KEYS do
   local op = ops[i]
   local run = RUN[op[1]]
   local argv = {}
-  for j = 2, #op do argv[j - 1] = op[j] end
+  -- A number stands for an argument of bytes that JSON cannot carry: ARGV[that number] (see ARGV[3..]).
+  for j = 2, #op do
+    local arg = op[j]
+    if type(arg) == 'number' then arg = ARGV[arg] end
+    argv[j - 1] = arg
+  end
   local ok, reply = pcall(run, KEYS[i], argv)
   if not ok and type(reply) ~= 'table' then reply = redis.error_reply(tostring(reply)) end
   -- A nil would end the reply array: false becomes a nil reply in its place.

@@ -1,0 +1,28 @@
+// The service's V8 options (src/node-flags.ts): added by its launchers unless the operator set the same option.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SERVICE_NODE_FLAGS, withServiceFlags } from '../src/node-flags';
+
+const ROOT = path.join(__dirname, '..');
+
+describe('withServiceFlags', () => {
+  test('when nothing sets them, then the service flags come first and the given options stay', () => {
+    expect(withServiceFlags(['-r', 'x.js'], '')).toEqual([...SERVICE_NODE_FLAGS, '-r', 'x.js']);
+  });
+
+  test('when the command line or NODE_OPTIONS sets the same option, then its value wins', () => {
+    expect(withServiceFlags(['--max-semi-space-size=16'], '')).toEqual(['--max-semi-space-size=16']);
+    expect(withServiceFlags([], '--enable-source-maps --max-semi-space-size=8')).toEqual([]);
+  });
+});
+
+test("the Docker image's CMD starts the service with the same flags", () => {
+  const cmd = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .find((line) => line.startsWith('CMD '));
+  expect(JSON.parse(cmd?.slice('CMD '.length) ?? '[]')).toEqual([
+    'node',
+    ...SERVICE_NODE_FLAGS,
+    'dist/src/main.js',
+  ]);
+});
