@@ -32,7 +32,9 @@ export interface Scenario {
     | 'batch'
     | 'raw-get'
     | 'raw-put'
-    | 'upstash';
+    | 'upstash'
+    | 'upstash-get'
+    | 'upstash-hash';
   title: string;
   /** Redis operations one request carries (a batch of 100 sets is 100). */
   opsPerRequest: number;
@@ -42,6 +44,11 @@ export interface Scenario {
 }
 
 const json = { 'content-type': 'application/json' };
+
+async function seedHash(redis: Redis): Promise<void> {
+  const fields = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`field${i}`, VALUE.slice(0, 16)]));
+  await redis.hset(HASH_KEY, fields);
+}
 
 export const GET_STRING: Scenario = {
   id: 'get',
@@ -90,12 +97,7 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
     title: 'GET hash (10 fields)',
     opsPerRequest: 1,
     request: { method: 'GET', path: `/store/hash/${HASH_KEY}` },
-    seed: async (redis) => {
-      const fields = Object.fromEntries(
-        Array.from({ length: 10 }, (_, i) => [`field${i}`, VALUE.slice(0, 16)]),
-      );
-      await redis.hset(HASH_KEY, fields);
-    },
+    seed: seedHash,
   },
   {
     id: 'member',
@@ -165,6 +167,31 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
       headers: { ...json, 'upstash-encoding': 'base64' },
       body: upstashPipeline,
     },
+  },
+  {
+    // Small reads through /upstash: each runs inside upstash-bounded-n.lua (its reply budget check) in one call.
+    id: 'upstash-get',
+    title: 'Upstash GET string',
+    opsPerRequest: 1,
+    request: {
+      method: 'POST',
+      path: '/upstash',
+      headers: { ...json, 'upstash-encoding': 'base64' },
+      body: JSON.stringify(['GET', STRING_KEY]),
+    },
+    seed: GET_STRING.seed,
+  },
+  {
+    id: 'upstash-hash',
+    title: 'Upstash HGETALL (10 fields)',
+    opsPerRequest: 1,
+    request: {
+      method: 'POST',
+      path: '/upstash',
+      headers: { ...json, 'upstash-encoding': 'base64' },
+      body: JSON.stringify(['HGETALL', HASH_KEY]),
+    },
+    seed: seedHash,
   },
   {
     // Last: its 1 MiB buffers raise the service's RSS, which the scenarios after it would report as theirs.

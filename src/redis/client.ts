@@ -33,6 +33,8 @@ export interface ScriptCommands {
   ): Promise<Buffer[]>;
   /** Releases a claim, or records an outcome under it (idempotent-settle-1.lua): 1 when the token still held it. */
   idempotentSettle(record: string, token: string, ...outcome: (string | Buffer | number)[]): Promise<number>;
+  /** An /upstash read checked against the reply budget first: key count, keys, kind, 'run' | 'size', the command. */
+  upstashBounded(numberOfKeys: number, ...args: string[]): Promise<unknown>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
@@ -121,6 +123,8 @@ function scripts(config: Config) {
     idempotent: { lua: `${header}\n${TYPED}\n${innerScripts()}\n${source('idempotent-n.lua')}` },
     idempotentClaim: { lua: source('idempotent-claim-1.lua'), numberOfKeys: 1 },
     idempotentSettle: { lua: source('idempotent-settle-1.lua'), numberOfKeys: 1 },
+    // The key count comes first in each call.
+    upstashBounded: { lua: `${budgetHeader(config)}\n${source('upstash-bounded-n.lua')}` },
   };
 }
 
@@ -170,7 +174,7 @@ export function createRedis(config: Config): RedisClient {
       scripts: options.scripts,
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
-      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent'],
+      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),

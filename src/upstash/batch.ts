@@ -4,6 +4,7 @@ import { Cluster } from 'ioredis';
 import { failingOver } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import type { RedisClient } from '../redis/client';
+import { checkBudget, sizedApart } from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
 import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
@@ -15,8 +16,9 @@ import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
  */
 export async function runPipeline(runner: Runner, planned: Planned[]): Promise<Item[]> {
   const { store } = runner;
+  await checkBudget(store, planned, runner.budget);
   const apart = planned.some(
-    (p) => p.blocking || !p.exact || isSpecial(store, p) || (store.durable && p.writes),
+    (p) => p.blocking || !p.exact || isSpecial(store, p) || sizedApart(p) || (store.durable && p.writes),
   );
   if (!apart) return Promise.all(planned.map((p) => runOne(runner, p).catch(asItem)));
   const items: Item[] = [];
@@ -50,6 +52,8 @@ function checkSlots(redis: RedisClient, planned: Planned[]): void {
 export async function runTransaction(runner: Runner, planned: Planned[]): Promise<Item[]> {
   const { store } = runner;
   checkSlots(store.redis, planned);
+  // Sized just before MULTI: the commands then run as they are (a key growing in between is not re-checked).
+  await checkBudget(store, planned, runner.budget);
   const writes = planned.some((p) => p.writes);
   for (const p of planned) {
     if (!p.exact)

@@ -90,6 +90,7 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     store: ctx.store,
     prefix: ctx.keyspace.prefix + (principalOf(res)?.prefix ?? ''),
     maxWait: ctx.config.limits.listMaxWait,
+    budget: { elements: ctx.config.limits.maxReplyElements, bytes: ctx.config.limits.maxReplyBytes },
     wrote: () => {
       res.locals.upstashWrite = ++writes;
     },

@@ -7,6 +7,15 @@ import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import { masterNodes, type RedisClient } from '../redis/client';
 import { createKeyspace, INTERNAL_PREFIX } from '../redis/keys';
 import type { Store } from '../redis/store';
+import {
+  type Budget,
+  boundedArgs,
+  checkArguments,
+  checkBudget,
+  refusal,
+  sizedApart,
+  sizeKind,
+} from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
 
@@ -23,6 +32,8 @@ export interface Runner {
   readonly wrote: () => void;
   /** Who holds pooled connections (SVC_LIST_MAX_WAITERS_PER_CLIENT): a credential, or an address. */
   readonly client: string;
+  /** What one request may read (SVC_MAX_REPLY_ELEMENTS / _BYTES). */
+  readonly budget: Budget;
 }
 
 /** A Redis error reply is the command's own answer; anything else (Redis away, a timeout) fails the request. */
@@ -53,6 +64,12 @@ async function withTypes(runner: Runner, result: unknown): Promise<Item> {
 async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSignal): Promise<Item> {
   const { store } = runner;
   await vouchForKeys(store, planned);
+  // Bounded reads are checked inside their own script call below; KEYS on a Cluster and argument counts here.
+  // Nothing is awaited for other commands: a pipeline's commands must reach the connection in their order.
+  const kind = sizeKind(planned);
+  checkArguments(planned, runner.budget);
+  const apart = kind !== undefined && (isSpecial(store, planned) || sizedApart(planned));
+  if (apart) await checkBudget(store, [planned], runner.budget);
   const special = await runSpecial(runner, planned);
   if (special) return special;
   if (isCluster(store) && new Set(planned.keys.map((key) => calculateSlot(key))).size > 1)
@@ -63,7 +80,12 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
     reply = await runBlocking(runner, planned, wait, abandoned);
   } else {
     const slot = isCluster(store) && planned.keys[0] ? calculateSlot(planned.keys[0]) : 0;
-    reply = await sendScript(store, slot, 'call', () => planned.args, planned.writes);
+    reply =
+      kind && !apart
+        ? await sendScript(store, slot, 'upstashBounded', () => boundedArgs(planned, 'run'), false)
+        : await sendScript(store, slot, 'call', () => planned.args, planned.writes);
+    const refused = refusal(reply[0], runner.budget);
+    if (refused) throw refused;
   }
   const item = settle(reply[0], reply[1], planned);
   if (planned.writes && 'result' in item) {

@@ -4209,7 +4209,7 @@ export interface components {
                 "application/json": components["schemas"]["UpstashItem"][];
             };
         };
-        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key). */
+        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key), `413` a reply above the reply budget (`SVC_MAX_REPLY_ELEMENTS` / `SVC_MAX_REPLY_BYTES`, summed over a pipeline or transaction, refused before anything runs) or a body above `SVC_MAX_BODY_BYTES`. */
         UpstashError: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -9386,6 +9386,7 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            413: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9423,6 +9424,7 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            413: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9461,6 +9463,7 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            413: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9494,6 +9497,7 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            413: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9532,6 +9536,7 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            413: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
