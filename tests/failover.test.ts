@@ -6,6 +6,7 @@ import { type TestApp, testApp } from './support/app';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
 import { type SentinelSet, startSentinelSet } from './support/redis-sentinel';
 import { LOOPBACK, type RedisServer, startRedisServer } from './support/redis-server';
+import { replicatedApp } from './support/replicated';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -220,13 +221,7 @@ describe('with SVC_REDIS_WAIT_REPLICAS=1 when the replica is away', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    primary = await startRedisServer();
-    replica = await startRedisServer({ args: ['--replicaof', LOOPBACK, String(primary.port)] });
-    t = await testApp('unconfirmed', {
-      SVC_REDIS_URL: primary.url,
-      SVC_REDIS_WAIT_REPLICAS: '1',
-      SVC_REDIS_WAIT_TIMEOUT_MS: '1000',
-    });
+    ({ primary, replica, t } = await replicatedApp('unconfirmed'));
   });
 
   afterAll(async () => {

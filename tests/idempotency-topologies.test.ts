@@ -5,7 +5,8 @@ import Redis, { Cluster } from 'ioredis';
 import request from 'supertest';
 import { type TestApp, testApp } from './support/app';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
-import { LOOPBACK, type RedisServer, startRedisServer } from './support/redis-server';
+import { LOOPBACK, type RedisServer } from './support/redis-server';
+import { replicatedApp } from './support/replicated';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -16,13 +17,7 @@ describe('with SVC_REDIS_WAIT_REPLICAS=1', () => {
   let direct: Redis;
 
   beforeAll(async () => {
-    primary = await startRedisServer();
-    replica = await startRedisServer({ args: ['--replicaof', LOOPBACK, String(primary.port)] });
-    t = await testApp('idem-durable', {
-      SVC_REDIS_URL: primary.url,
-      SVC_REDIS_WAIT_REPLICAS: '1',
-      SVC_REDIS_WAIT_TIMEOUT_MS: '1000',
-    });
+    ({ primary, replica, t } = await replicatedApp('idem-durable'));
     direct = new Redis(primary.port, LOOPBACK);
     for (const until = Date.now() + 10_000; Date.now() < until; await sleep(100)) {
       if ((await direct.info('replication')).includes('state=online')) break;

@@ -3,7 +3,8 @@ import Redis from 'ioredis';
 import request from 'supertest';
 import { type TestApp, testApp } from './support/app';
 import { type SentinelSet, startSentinelSet } from './support/redis-sentinel';
-import { LOOPBACK, type RedisServer, startRedisServer } from './support/redis-server';
+import { LOOPBACK, type RedisServer } from './support/redis-server';
+import { replicatedApp } from './support/replicated';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -13,13 +14,7 @@ describe('with SVC_REDIS_WAIT_REPLICAS=1', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    primary = await startRedisServer();
-    replica = await startRedisServer({ args: ['--replicaof', LOOPBACK, String(primary.port)] });
-    t = await testApp('upstash-durable', {
-      SVC_REDIS_URL: primary.url,
-      SVC_REDIS_WAIT_REPLICAS: '1',
-      SVC_REDIS_WAIT_TIMEOUT_MS: '1000',
-    });
+    ({ primary, replica, t } = await replicatedApp('upstash-durable'));
   }, 60_000);
   afterAll(async () => {
     await t?.close();
