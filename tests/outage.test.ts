@@ -64,6 +64,24 @@ test('when Redis hangs, then a request gets 503 after the command timeout instea
   expect(await waitFor(async () => (await request(t.data).get('/store/string/k')).status !== 503)).toBe(true);
 });
 
+test('when Redis hangs, then an /upstash pipeline gets 503 rather than waiting for it', async () => {
+  const pipeline = [
+    ['SET', 'u1', 'a'],
+    ['GET', 'u1'],
+    ['INCR', 'u2'],
+  ];
+  await request(t.data).post('/upstash/pipeline').send(pipeline).expect(200);
+  const blocker = new Redis(server.url);
+  const sleeping = blocker.call('DEBUG', 'SLEEP', '3').catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 100));
+  const res = await request(t.data).post('/upstash/pipeline').send(pipeline);
+  expect(res.status).toBe(503);
+  expect(res.body).toEqual({ error: expect.any(String) });
+  expect(res.headers['retry-after']).toBeDefined();
+  await sleeping;
+  blocker.disconnect();
+});
+
 test('when Redis hangs with rate limits on, then the limiter gives up early and the 503 still comes within 2 s', async () => {
   const limited = await testApp('outage-limited', {
     SVC_REDIS_URL: server.url,

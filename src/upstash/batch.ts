@@ -1,13 +1,13 @@
 // POST /upstash/pipeline (in order, not atomic) and POST /upstash/multi-exec (MULTI/EXEC on a connection of its own).
 import calculateSlot from 'cluster-key-slot';
-import { Cluster } from 'ioredis';
-import { failingOver } from '../engine/send';
+import { type ChainableCommander, Cluster } from 'ioredis';
+import { failingOver, withDeadline } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
-import type { RedisClient } from '../redis/client';
-import { checkBudget, sizedApart } from './bounds';
+import type { RedisClient, ScriptCommands } from '../redis/client';
+import { boundedArgs, checkBudget, refusal, sizedApart, sizeKind } from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
-import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
+import { confirm, finish, type Item, isPlain, isSpecial, type Runner, runOne } from './run';
 
 /**
  * Runs every command in order; each answers for itself. Sent together on the shared connection (Redis runs them in
@@ -17,6 +17,8 @@ import { confirm, type Item, isSpecial, type Runner, runOne } from './run';
 export async function runPipeline(runner: Runner, planned: Planned[]): Promise<Item[]> {
   const { store } = runner;
   await checkBudget(store, planned, runner.budget);
+  if (!(store.redis instanceof Cluster) && planned.every((p) => isPlain(store, p)))
+    return runTogether(runner, planned);
   const apart = planned.some(
     (p) => p.blocking || !p.exact || isSpecial(store, p) || sizedApart(p) || (store.durable && p.writes),
   );
@@ -24,6 +26,29 @@ export async function runPipeline(runner: Runner, planned: Planned[]): Promise<I
   const items: Item[] = [];
   for (const p of planned) items.push(await runOne(runner, p).catch(asItem));
   return items;
+}
+
+/**
+ * Plain commands (isPlain) as one ioredis pipeline under one deadline: one write to the connection, one promise to
+ * wait on. checkBudget has already checked each command's count arguments (their sum is within the budget).
+ */
+async function runTogether(runner: Runner, planned: Planned[]): Promise<Item[]> {
+  const { store } = runner;
+  if (store.fence?.closed && planned.some((p) => p.writes)) throw failingOver();
+  // The service's scripts are commands of the pipeline too (ioredis copies them onto it).
+  const pipeline = store.redis.pipeline() as ChainableCommander & ScriptCommands;
+  for (const p of planned) {
+    if (sizeKind(p)) pipeline.upstashBounded(...(boundedArgs(p, 'run') as [number, ...string[]]));
+    else pipeline.call(...(p.args as [string]));
+  }
+  const replies = (await withDeadline(pipeline.exec(), store.deadlineMs)) as [Error | null, unknown][];
+  return Promise.all(
+    planned.map((p, i) => {
+      const reply = replies[i] as [Error | null, unknown];
+      const refused = refusal(reply[0], runner.budget);
+      return refused ? asItem(refused) : finish(runner, p, reply).catch(asItem);
+    }),
+  );
 }
 
 /** A refusal of one command (403, 400) is that command's error; Redis away fails the whole request. */

@@ -87,12 +87,33 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
     const refused = refusal(reply[0], runner.budget);
     if (refused) throw refused;
   }
+  return finish(runner, planned, reply);
+}
+
+/** A command's reply as its item: the write noted (sync token) and its change events appended. */
+export async function finish(runner: Runner, planned: Planned, reply: [Error | null, unknown]): Promise<Item> {
   const item = settle(reply[0], reply[1], planned);
   if (planned.writes && 'result' in item) {
     runner.wrote();
-    await appendEvents(store, planned, reply[1]);
+    if (runner.store.changes) await appendEvents(runner.store, planned, reply[1]);
   }
   return item;
+}
+
+/**
+ * Whether `planned` is one call and nothing more (a plain command, or a bounded read inside its script), so that a
+ * pipeline of such commands can go to Redis as one ioredis pipeline.
+ */
+export function isPlain(store: Store, planned: Planned): boolean {
+  return (
+    planned.exact &&
+    !planned.blocking &&
+    !planned.withTypes &&
+    planned.name !== 'randomkey' &&
+    !isSpecial(store, planned) &&
+    !sizedApart(planned) &&
+    !(store.durable && planned.writes)
+  );
 }
 
 /** Without exact key specs (SORT ... STORE), COMMAND GETKEYS must show that no internal key is named. */
