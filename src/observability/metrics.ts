@@ -79,9 +79,9 @@ export class Metrics {
     for (const name of UNCONVENTIONAL_DEFAULTS) this.registry.removeSingleMetric(name);
   }
 
-  /** One command through /upstash; `command` comes from Redis's command table, so the label values are bounded. */
-  upstashCommand(command: string): void {
-    this.upstashCommands.inc({ command });
+  /** Commands through /upstash; `command` comes from Redis's command table, so the label values are bounded. */
+  upstashCommand(command: string, count = 1): void {
+    this.upstashCommands.inc({ command }, count);
   }
 
   request(method: string, endpoint: string, seconds: number, errorType: string | undefined): void {

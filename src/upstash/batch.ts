@@ -3,11 +3,11 @@ import calculateSlot from 'cluster-key-slot';
 import { type ChainableCommander, Cluster } from 'ioredis';
 import { failingOver, withDeadline } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
-import type { RedisClient, ScriptCommands } from '../redis/client';
+import type { RedisClient, Reply, ScriptCommands } from '../redis/client';
 import { boundedArgs, checkBudget, refusal, sizedApart, sizeKind } from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
-import { confirm, finish, type Item, isPlain, isSpecial, type Runner, runOne } from './run';
+import { confirm, type Item, isPlain, isSpecial, type Runner, runOne, settle } from './run';
 
 /**
  * Runs every command in order; each answers for itself. Sent together on the shared connection (Redis runs them in
@@ -41,14 +41,19 @@ async function runTogether(runner: Runner, planned: Planned[]): Promise<Item[]> 
     if (sizeKind(p)) pipeline.upstashBounded(...(boundedArgs(p, 'run') as [number, ...string[]]));
     else pipeline.call(...(p.args as [string]));
   }
-  const replies = (await withDeadline(pipeline.exec(), store.deadlineMs)) as [Error | null, unknown][];
-  return Promise.all(
-    planned.map((p, i) => {
-      const reply = replies[i] as [Error | null, unknown];
-      const refused = refusal(reply[0], runner.budget);
-      return refused ? asItem(refused) : finish(runner, p, reply).catch(asItem);
-    }),
-  );
+  const replies = (await withDeadline(pipeline.exec(), store.deadlineMs)) as Reply[];
+  const items = planned.map((p, i): Item => {
+    const reply = replies[i] as Reply;
+    const refused = refusal(reply[0], runner.budget);
+    return refused ? { error: refused.message } : settle(runner, p, reply);
+  });
+  if (store.changes)
+    await Promise.all(
+      planned.map((p, i) =>
+        p.writes && 'result' in (items[i] as Item) ? appendEvents(store, p, (replies[i] as Reply)[1]) : undefined,
+      ),
+    );
+  return items;
 }
 
 /** A refusal of one command (403, 400) is that command's error; Redis away fails the whole request. */

@@ -24,10 +24,10 @@ function first(spec: KeySpec, args: readonly string[]): number | undefined {
   return undefined;
 }
 
-/** The keys of one spec; undefined when the arguments do not fit it (Redis then refuses the command itself). */
-function specKeys(spec: KeySpec, args: readonly string[]): number[] | undefined {
+/** Pushes the keys of one spec onto `out`; none when the arguments do not fit it (Redis then refuses the command). */
+function specKeys(spec: KeySpec, args: readonly string[], out: number[]): void {
   const start = first(spec, args);
-  if (start === undefined) return [];
+  if (start === undefined) return;
   const argc = args.length;
   const { find } = spec;
   let from = start;
@@ -40,30 +40,27 @@ function specKeys(spec: KeySpec, args: readonly string[]): number[] | undefined 
     step = find.keystep;
   } else if (find.type === 'keynum') {
     const text = args[from + find.keynumidx];
-    if (text === undefined || !/^\d{1,9}$/.test(text)) return undefined;
+    if (text === undefined || !/^\d{1,9}$/.test(text)) return;
     from += find.firstkey;
     last = from + Number(text) - 1;
     step = find.keystep;
   } else {
-    return [];
+    return;
   }
-  const out: number[] = [];
-  if (step < 1) return out;
-  for (let i = from; i <= last; i += step) {
-    if (i >= argc) break;
-    out.push(i);
-  }
-  return out;
+  if (step < 1) return;
+  for (let i = from; i <= last && i < argc; i += step) out.push(i);
 }
 
 export function keyPositions(command: CommandSpec, args: readonly string[]): KeyPositions {
-  const seen = new Set<number>();
+  const positions: number[] = [];
   let exact = true;
   for (const spec of command.keySpecs) {
     if (!spec.exact) exact = false;
-    for (const i of specKeys(spec, args) ?? []) seen.add(i);
+    specKeys(spec, args, positions);
   }
-  return { positions: [...seen].sort((a, b) => a - b), exact };
+  // One spec gives its keys in order, once each; several may overlap (LMOVE with one list as both).
+  if (command.keySpecs.length < 2) return { positions, exact };
+  return { positions: [...new Set(positions)].sort((a, b) => a - b), exact };
 }
 
 /** Glob characters escaped, so that a prefix in a SCAN or KEYS pattern matches itself only. */

@@ -55,8 +55,9 @@ export function plan(
       'forbidden',
       `ERR the keys of '${spec.name.toUpperCase().replace('|', ' ')}' cannot be located from the command table, so it cannot be confined to a prefix`,
     );
+  const args = raw.slice();
   // Upper case: ioredis transforms the replies of some lower-case names (hgetall into an object).
-  const args = [(raw[0] as string).toUpperCase(), ...raw.slice(1)];
+  args[0] = (raw[0] as string).toUpperCase();
   const keys: string[] = [];
   for (const i of positions) {
     const key = prefix + (args[i] as string);
@@ -64,10 +65,8 @@ export function plan(
     args[i] = key;
     keys.push(key);
   }
-  const strip = (name: unknown) =>
-    typeof name === 'string' && name.startsWith(prefix) ? name.slice(prefix.length) : name;
   const withTypes = spec.name === 'scan' && dropWithType(args);
-  const reply = special(spec.name, args, prefix, strip);
+  const reply = special(spec.name, args, prefix);
   return { name: spec.name, spec, args, keys, ...verdict, exact, reply, withTypes };
 }
 
@@ -90,26 +89,27 @@ function sortStore(name: string, args: readonly string[]): KeyPositions | undefi
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const same = (value: unknown) => value;
 const visible = (name: unknown) => !(typeof name === 'string' && isInternal(name));
+const strip = (prefix: string, name: unknown) =>
+  typeof name === 'string' && name.startsWith(prefix) ? name.slice(prefix.length) : name;
+const keysOut = (prefix: string, list: unknown) =>
+  asList(list)
+    .filter(visible)
+    .map((name) => strip(prefix, name));
+const firstOut = (prefix: string, value: unknown) =>
+  Array.isArray(value) ? [strip(prefix, value[0]), ...value.slice(1)] : value;
 
 /**
  * Commands whose arguments hold a pattern or channel, or whose reply holds key names: their arguments are rewritten
- * here (in place) and the reply transform returned.
+ * here (in place) and the reply transform returned (`same` for every other command).
  */
-function special(
-  name: string,
-  args: string[],
-  prefix: string,
-  strip: (name: unknown) => unknown,
-): (value: unknown) => unknown {
-  const keysOut = (list: unknown) => asList(list).filter(visible).map(strip);
-  const firstOut = (value: unknown) => (Array.isArray(value) ? [strip(value[0]), ...value.slice(1)] : value);
+function special(name: string, args: string[], prefix: string): (value: unknown) => unknown {
   switch (name) {
     case 'scan':
       confineScan(args, prefix);
-      return (value) => (Array.isArray(value) ? [value[0], keysOut(value[1])] : value);
+      return (value) => (Array.isArray(value) ? [value[0], keysOut(prefix, value[1])] : value);
     case 'keys':
       args[1] = escapeGlob(prefix) + (args[1] ?? '*');
-      return keysOut;
+      return (list) => keysOut(prefix, list);
     case 'randomkey':
       return (value) => (visible(value) ? value : null);
     case 'blpop':
@@ -120,10 +120,10 @@ function special(
     case 'blmpop':
     case 'zmpop':
     case 'bzmpop':
-      return firstOut;
+      return (value) => firstOut(prefix, value);
     case 'xread':
     case 'xreadgroup':
-      return (value) => (Array.isArray(value) ? value.map(firstOut) : value);
+      return (value) => (Array.isArray(value) ? value.map((v) => firstOut(prefix, v)) : value);
     case 'publish':
     case 'spublish':
       args[1] = prefix + (args[1] ?? '');
@@ -131,10 +131,10 @@ function special(
     case 'pubsub|channels':
     case 'pubsub|shardchannels':
       args[2] = escapeGlob(prefix) + (args[2] ?? '*');
-      return (value) => asList(value).map(strip);
+      return (value) => asList(value).map((name) => strip(prefix, name));
     case 'pubsub|numsub':
       for (let i = 2; i < args.length; i++) args[i] = prefix + args[i];
-      return (value) => asList(value).map((v, i) => (i % 2 === 0 ? strip(v) : v));
+      return (value) => asList(value).map((v, i) => (i % 2 === 0 ? strip(prefix, v) : v));
     default:
       return same;
   }

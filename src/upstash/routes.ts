@@ -10,6 +10,7 @@ import express, {
 import type { Context } from '../context';
 import { ApiError, toApiError } from '../errors';
 import { principalOf } from '../http/auth/access';
+import type { Permission } from '../http/contract';
 import { clientIdentity } from '../http/client-address';
 import { refuseSimpleWrite } from '../http/routes';
 import { sendJson } from '../http/send';
@@ -102,16 +103,17 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     const tenant = (principalOf(res)?.prefix ?? '') !== '';
     const scripts = ctx.config.upstash.scriptPermission;
     const planned = raw.map((c) => plan(t, c, r.prefix, tenant, scripts));
-    for (const p of planned) shebangs.rewrite(p.name, p.args);
-    const needed = planned.some((p) => p.permission === 'admin')
-      ? 'admin'
-      : planned.some((p) => p.permission === 'write')
-        ? 'write'
-        : 'read';
+    let needed: Permission = 'read';
+    const counts = new Map<string, number>();
+    for (const p of planned) {
+      shebangs.rewrite(p.name, p.args);
+      if (p.permission === 'admin' || (p.permission === 'write' && needed === 'read')) needed = p.permission;
+      counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
+    }
     ctx.access.authorize(res, needed, []);
     // A GET of the path form, or a text POST, is one `<img>` or form away from any web page.
     if (needed !== 'read') refuseSimpleWrite(req, 'A write through /upstash');
-    for (const p of planned) ctx.telemetry.metrics.upstashCommand(p.name);
+    for (const [name, count] of counts) ctx.telemetry.metrics.upstashCommand(name, count);
     return [r, planned];
   };
   const answer = (req: Request, res: Response, value: Item | Item[]) => {

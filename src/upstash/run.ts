@@ -4,7 +4,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { flush } from '../admin/redis';
 import { sendScript, unconfirmed, withDeadline } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
-import { masterNodes, type RedisClient } from '../redis/client';
+import { masterNodes, type RedisClient, type Reply } from '../redis/client';
 import { createKeyspace, INTERNAL_PREFIX } from '../redis/keys';
 import type { Store } from '../redis/store';
 import {
@@ -36,12 +36,17 @@ export interface Runner {
   readonly budget: Budget;
 }
 
-/** A Redis error reply is the command's own answer; anything else (Redis away, a timeout) fails the request. */
-function settle(err: Error | null, value: unknown, planned: Planned): Item {
-  if (!err) return { result: planned.reply(value) };
-  if (err.name !== 'ReplyError') throw toApiError(err);
-  if (toApiError(err).status === 503) throw toApiError(err);
-  return { error: err.message };
+/**
+ * A command's reply as its item: a Redis error reply is the command's own answer; anything else (Redis away, a
+ * timeout) fails the request. A write that succeeded is noted (the sync token changes).
+ */
+export function settle(runner: Runner, planned: Planned, [err, value]: Reply): Item {
+  if (err) {
+    if (err.name !== 'ReplyError' || toApiError(err).status === 503) throw toApiError(err);
+    return { error: err.message };
+  }
+  if (planned.writes) runner.wrote();
+  return { result: planned.reply(value) };
 }
 
 const isCluster = (store: Store) => store.redis instanceof Cluster;
@@ -87,16 +92,8 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
     const refused = refusal(reply[0], runner.budget);
     if (refused) throw refused;
   }
-  return finish(runner, planned, reply);
-}
-
-/** A command's reply as its item: the write noted (sync token) and its change events appended. */
-export async function finish(runner: Runner, planned: Planned, reply: [Error | null, unknown]): Promise<Item> {
-  const item = settle(reply[0], reply[1], planned);
-  if (planned.writes && 'result' in item) {
-    runner.wrote();
-    if (runner.store.changes) await appendEvents(runner.store, planned, reply[1]);
-  }
+  const item = settle(runner, planned, reply);
+  if (planned.writes && 'result' in item) await appendEvents(store, planned, reply[1]);
   return item;
 }
 
