@@ -48,7 +48,7 @@ export function plan(
   if (raw.length === 0) throw new ApiError('invalid_request', 'ERR empty command');
   const spec = table.find(raw);
   if (!spec) throw unknownCommand(raw);
-  const verdict = judge(spec, raw, prefix !== '', tenant, scriptPermission);
+  const { permission, writes, blocking } = judge(spec, raw, prefix !== '', tenant, scriptPermission);
   const { positions, exact } = sortStore(spec.name, raw) ?? keyPositions(spec, raw);
   if (!exact && prefix !== '')
     throw new ApiError(
@@ -58,16 +58,15 @@ export function plan(
   const args = raw.slice();
   // Upper case: ioredis transforms the replies of some lower-case names (hgetall into an object).
   args[0] = (raw[0] as string).toUpperCase();
-  const keys: string[] = [];
-  for (const i of positions) {
+  const keys = positions.map((i) => {
     const key = prefix + (args[i] as string);
     if (isInternal(key)) throw new ApiError('forbidden', `ERR key '${args[i]}' is reserved for the service`);
     args[i] = key;
-    keys.push(key);
-  }
+    return key;
+  });
   const withTypes = spec.name === 'scan' && dropWithType(args);
   const reply = special(spec.name, args, prefix);
-  return { name: spec.name, spec, args, keys, ...verdict, exact, reply, withTypes };
+  return { name: spec.name, spec, args, keys, permission, writes, blocking, exact, reply, withTypes };
 }
 
 /**

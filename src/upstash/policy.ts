@@ -101,6 +101,49 @@ const refuse = (name: string, why: string) =>
     `ERR command '${name.toUpperCase().replace('|', ' ')}' is not allowed here: ${why}`,
   );
 
+/** What judge knows of a command whatever its arguments and caller: worked out once per command. */
+interface Rule {
+  /** The command, without its subcommand. */
+  readonly top: string;
+  /** Why it is refused whatever the credential, if it is. */
+  readonly refused?: string;
+  readonly unprefixedOnly: boolean;
+  /** Its verdict; a script's permission is SVC_UPSTASH_SCRIPT_PERMISSION instead. */
+  readonly verdict: Verdict;
+}
+
+const rules = new WeakMap<CommandSpec, Rule>();
+
+function ruleOf(spec: CommandSpec): Rule {
+  const known = rules.get(spec);
+  if (known) return known;
+  const { name } = spec;
+  const top = name.split('|', 1)[0] as string;
+  const why = REFUSED[top];
+  const refused =
+    why !== undefined && !ALLOWED_SUBCOMMANDS.has(name)
+      ? why
+      : spec.flags.has('admin') || spec.categories.has('@admin')
+        ? 'server administration is not served'
+        : undefined;
+  const script = SCRIPTS.has(top);
+  const writes = spec.flags.has('write');
+  const admin = ADMIN.has(name);
+  const rule: Rule = {
+    top,
+    refused,
+    unprefixedOnly: UNPREFIXED_ONLY.has(name),
+    verdict: {
+      permission: admin ? 'admin' : writes || PUBLISHES.has(name) ? 'write' : 'read',
+      writes: writes || (script && !top.endsWith('_ro')) || admin,
+      blocking: spec.flags.has('blocking'),
+      script,
+    },
+  };
+  rules.set(spec, rule);
+  return rule;
+}
+
 /**
  * What `spec` needs, or throws 403 for a command the endpoint never runs (or not for this caller). `prefixed`: keys go
  * under a prefix (SVC_KEY_PREFIX or the credential's); `tenant`: the credential itself has one.
@@ -113,32 +156,16 @@ export function judge(
   scriptPermission: Permission = 'admin',
 ): Verdict {
   const { name } = spec;
-  const top = name.split('|', 1)[0] as string;
-  const why = REFUSED[top];
-  if (why !== undefined && !ALLOWED_SUBCOMMANDS.has(name)) throw refuse(name, why);
-  if (spec.flags.has('admin') || spec.categories.has('@admin'))
-    throw refuse(name, 'server administration is not served');
-  if (prefixed && UNPREFIXED_ONLY.has(name)) throw refuse(name, 'it spans every tenant');
+  const { top, refused, unprefixedOnly, verdict } = ruleOf(spec);
+  if (refused !== undefined) throw refuse(name, refused);
+  if (prefixed && unprefixedOnly) throw refuse(name, 'it spans every tenant');
   if (top === 'copy' && args.some((a) => a.toLowerCase() === 'db'))
     throw refuse(name, 'the service serves one database');
   if ((top === 'sort' || top === 'sort_ro') && sortReachesOtherKeys(args))
     throw refuse(name, 'BY and GET patterns read keys the command does not declare');
-  const script = SCRIPTS.has(top);
-  if (script && tenant) throw refuse(name, 'scripts and functions can reach keys outside a prefix');
-  const writes = spec.flags.has('write');
-  const admin = ADMIN.has(name);
-  return {
-    permission: admin
-      ? 'admin'
-      : script
-        ? scriptPermission
-        : writes || PUBLISHES.has(name)
-          ? 'write'
-          : 'read',
-    writes: writes || (script && !top.endsWith('_ro')) || ADMIN.has(name),
-    blocking: spec.flags.has('blocking'),
-    script,
-  };
+  if (!verdict.script) return verdict;
+  if (tenant) throw refuse(name, 'scripts and functions can reach keys outside a prefix');
+  return { ...verdict, permission: scriptPermission };
 }
 
 /** SORT ... BY pattern / GET pattern (other than `BY nosort` and `GET #`) reads keys named by the data. */
