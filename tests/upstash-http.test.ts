@@ -157,6 +157,11 @@ describe('keys are found from the command table and put under the prefix', () =>
     expect(keysOf(['PUBLISH', 'ch', 'm'])).toEqual(['PUBLISH', 'P:ch', 'm']);
   });
 
+  test("the caller's spelling goes to Redis, but HGETALL in upper case (ioredis reshapes a lower-case one's reply)", () => {
+    expect(plan(table, ['set', 'k', 'v'], '').args).toEqual(['set', 'k', 'v']);
+    expect(plan(table, ['hgetall', 'h'], '').args).toEqual(['HGETALL', 'h']);
+  });
+
   test('internal keys are never reachable, scripts included', () => {
     expect(() => plan(table, ['GET', '#svc:rl:data:1'], '')).toThrow(/reserved/);
     expect(() => plan(table, ['EVAL', 'return 1', '1', '#svc:changes:'], '')).toThrow(/reserved/);

@@ -25,6 +25,9 @@ export interface Planned {
   readonly withTypes: boolean;
 }
 
+/** Command names whose replies ioredis reshapes when spelled so (Command.setReplyTransformer). */
+const RESHAPED = new Set(['hgetall']);
+
 const isInternal = (redisKey: string) => redisKey.startsWith(INTERNAL_PREFIX);
 
 export function unknownCommand(args: readonly string[]): ApiError {
@@ -56,8 +59,9 @@ export function plan(
       `ERR the keys of '${spec.name.toUpperCase().replace('|', ' ')}' cannot be located from the command table, so it cannot be confined to a prefix`,
     );
   const args = raw.slice();
-  // Upper case: ioredis transforms the replies of some lower-case names (hgetall into an object).
-  args[0] = (raw[0] as string).toUpperCase();
+  // ioredis reshapes the replies of some names spelled in lower case (hgetall into an object): those go in upper
+  // case. Others keep the caller's spelling, usually lower case, which ioredis's flag lookups take without a copy.
+  if (RESHAPED.has(args[0] as string)) args[0] = (raw[0] as string).toUpperCase();
   const keys = positions.map((i) => {
     const key = prefix + (args[i] as string);
     if (isInternal(key)) throw new ApiError('forbidden', `ERR key '${args[i]}' is reserved for the service`);

@@ -117,16 +117,15 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
     return [r, planned];
   };
   const answer = (req: Request, res: Response, value: Item | Item[]) => {
-    const base64 = req.headers['upstash-encoding'] === 'base64';
-    const encode = (item: Item): Item =>
-      'result' in item && base64 ? { result: encodeBase64(item.result) } : item;
+    // The items are this request's own: their results are encoded in place.
+    if (req.headers['upstash-encoding'] === 'base64')
+      for (const item of [value].flat()) if ('result' in item) item.result = encodeBase64(item.result);
     res.setHeader('upstash-sync-token', syncToken(res));
-    if (Array.isArray(value)) return sendJson(res, 200, value.map(encode));
-    if ('error' in value) {
+    if (!Array.isArray(value) && 'error' in value) {
       res.locals.errorType = 'invalid_request';
       return sendJson(res, 400, value);
     }
-    sendJson(res, 200, encode(value));
+    sendJson(res, 200, value);
   };
   const one = async (req: Request, res: Response, raw: string[]) => {
     const [r, [planned]] = await planAll(req, res, [raw]);
