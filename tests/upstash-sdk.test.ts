@@ -224,4 +224,16 @@ describe('the change feed', () => {
     const events = entries.map(([, f]) => f.join(' '));
     expect(events).toContain('k fed t hash o hset');
   });
+
+  test('the writes of a pipeline appear in the feed, each with its command; one that changed nothing does not', async () => {
+    const p = client(writer).pipeline();
+    p.set('fed-p', '1');
+    p.del('fed-missing');
+    p.get('fed-p');
+    expect(await p.exec()).toEqual(['OK', 0, 1]);
+    const entries = await t.raw.xrange(`#svc:changes:${t.prefix}`, '-', '+');
+    const events = entries.map(([, f]) => f.join(' '));
+    expect(events).toContain('k fed-p t string o set');
+    expect(events.some((e) => e.startsWith('k fed-missing'))).toBe(false);
+  });
 });
