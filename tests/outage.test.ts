@@ -45,6 +45,14 @@ test('when Redis stops, then requests get 503 service_unavailable with retry_aft
 
   const writes = await request(t.data).post('/store/string/k').send({ value: 'during' });
   expect(writes.status).toBe(503);
+  const pipeline = await request(t.data)
+    .post('/upstash/pipeline')
+    .send([
+      ['SET', 'k', 'during'],
+      ['GET', 'k'],
+    ]);
+  expect(pipeline.status).toBe(503);
+  expect(pipeline.headers['retry-after']).toBeDefined();
 
   await server.start();
   const recovered = await waitFor(async () => (await request(t.data).get('/store/string/k')).status !== 503);
