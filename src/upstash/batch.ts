@@ -10,9 +10,11 @@ import type { Planned } from './plan';
 import { confirm, type Item, isPlain, isSpecial, type Runner, runOne, settle } from './run';
 
 /**
- * Runs every command in order; each answers for itself. Sent together on the shared connection (Redis runs them in
- * order), one after the other when the order would not hold: a blocking command (its own connection), a write
- * that replicas confirm (the writer's connection) or a command the service answers itself (a flush) among them.
+ * Runs every command in order; each answers for itself. Plain commands (the usual pipeline) go as one ioredis
+ * pipeline; on a Cluster (an ioredis pipeline must stay on one node) each command is sent as one call, together on
+ * the shared connections (Redis runs them in order); one after the other when the order would not hold: a blocking
+ * command (its own connection), a write that replicas confirm (the writer's connection) or a command the service
+ * answers itself (a flush) among them.
  */
 export async function runPipeline(runner: Runner, planned: Planned[]): Promise<Item[]> {
   const { store } = runner;
