@@ -52,7 +52,9 @@ async function runTogether(runner: Runner, planned: Planned[]): Promise<Item[]> 
   if (store.changes)
     await Promise.all(
       planned.map((p, i) =>
-        p.writes && 'result' in (items[i] as Item) ? appendEvents(store, p, (replies[i] as Reply)[1]) : undefined,
+        p.writes && 'result' in (items[i] as Item)
+          ? appendEvents(store, p, (replies[i] as Reply)[1])
+          : undefined,
       ),
     );
   return items;

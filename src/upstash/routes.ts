@@ -10,8 +10,8 @@ import express, {
 import type { Context } from '../context';
 import { ApiError, toApiError } from '../errors';
 import { principalOf } from '../http/auth/access';
-import type { Permission } from '../http/contract';
 import { clientIdentity } from '../http/client-address';
+import type { Permission } from '../http/contract';
 import { refuseSimpleWrite } from '../http/routes';
 import { sendJson } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
