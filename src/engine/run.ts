@@ -196,22 +196,30 @@ function slotOf(store: Store, c: Command): number {
   return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
 }
 
+/** A command's arguments as strings, or the same array when they are strings already. */
+function strings(args: readonly (string | number)[]): readonly (string | number)[] {
+  for (const arg of args) if (typeof arg !== 'string') return args.map(String);
+  return args;
+}
+
 /**
- * The operations of `commands` as typed-batch-n's JSON argument: one array per command, its kind then its
- * arguments as strings. Each argument is the string ioredis would have sent: lone UTF-16 surrogates become U+FFFD
- * (as in UTF-8; `wellFormed`, only when the JSON shows one). Byte strings with bytes beyond ASCII
- * (ops/encoding.ts) go as ARGV of their own (`bytes`), named in the JSON by their ARGV index.
+ * The operations of `commands` as typed-batch-n's JSON argument: for each command its kind, then the array of its
+ * arguments as strings (the command's own array when it holds only strings: nothing is copied). Each argument is
+ * the string ioredis would have sent: lone UTF-16 surrogates become U+FFFD (as in UTF-8; `wellFormed`, only when
+ * the JSON shows one). Byte strings with bytes beyond ASCII (ops/encoding.ts) go as ARGV of their own (`bytes`),
+ * named in the JSON by their ARGV index.
  */
 function scriptOps(commands: readonly Command[], bytes: Buffer[], wellFormed = false): string {
-  const ops: (string | number)[][] = [];
+  const ops: unknown[] = [];
   for (const c of commands) {
-    const op: (string | number)[] = [BATCHED[c.name] as string];
-    for (const arg of c.args) {
-      if (typeof arg !== 'string') op.push(String(arg));
-      else if (c.bytes && NOT_ASCII.test(arg)) op.push(bytes.push(toBytes(arg)) + 2);
-      else op.push(wellFormed ? arg.toWellFormed() : arg);
+    let args = strings(c.args);
+    if (c.bytes || wellFormed) {
+      args = args.map((arg) => {
+        if (c.bytes && NOT_ASCII.test(arg as string)) return bytes.push(toBytes(arg as string)) + 2;
+        return wellFormed ? (arg as string).toWellFormed() : arg;
+      });
     }
-    ops.push(op);
+    ops.push(BATCHED[c.name], args);
   }
   const json = JSON.stringify(ops);
   if (wellFormed || !LONE_SURROGATE.test(json)) return json;

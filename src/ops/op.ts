@@ -128,7 +128,10 @@ export function collectionWrite(
   return { condition: ifAbsent ? 'absent' : '', replace: mode === 'replace', ttl, count, stride };
 }
 
-/** Writes a key of one type with conditions and TTL handling (see typed-write-1.lua). */
+/**
+ * Writes a key of one type with conditions and TTL handling (see typed-write-1.lua). The arguments before the
+ * command's are strings, as a batch's script argument carries them (engine/run.ts scriptOps).
+ */
 export function typedWrite(
   type: RedisType,
   key: string,
@@ -136,12 +139,18 @@ export function typedWrite(
   ...command: (string | number)[]
 ): Command {
   const { condition = '', replace = false, ttl, count = '', stride = 0 } = options;
-  return {
-    name: 'typedWrite',
-    keys: [key],
-    args: [type, condition, replace ? '1' : '0', ttl ?? '', count, stride, ...command],
-  };
+  const flags: (string | number)[] = [
+    type,
+    condition,
+    replace ? '1' : '0',
+    ttl === undefined ? '' : String(ttl),
+    count,
+    STRIDES[stride],
+  ];
+  return { name: 'typedWrite', keys: [key], args: flags.concat(command) };
 }
+
+const STRIDES = ['0', '1', '2'] as const;
 
 export type ReadReply = [unknown, number] | null;
 export type WriteReply = [number, unknown, number] | null;
@@ -164,11 +173,12 @@ export function readOp(
   result: (reply: ReadReply) => Outcome,
   ...command: (string | number)[]
 ): Op {
+  const read = typedRead(type, key, ...command);
   return {
     writes: false,
-    keys: [key],
-    commands: [typedRead(type, key, ...command)],
-    result: ([r]) => result(r as ReadReply),
+    keys: read.keys,
+    commands: [read],
+    result: (replies) => result(replies[0] as ReadReply),
   };
 }
 
@@ -180,11 +190,12 @@ export function writeOp(
   result: (reply: WriteReply) => Outcome,
   ...command: (string | number)[]
 ): Op {
+  const write = typedWrite(type, key, options, ...command);
   return {
     writes: true,
-    keys: [key],
-    commands: [typedWrite(type, key, options, ...command)],
-    result: ([r]) => result(r as WriteReply),
+    keys: write.keys,
+    commands: [write],
+    result: (replies) => result(replies[0] as WriteReply),
   };
 }
 
