@@ -45,11 +45,10 @@ const answered = (replies: Reply[]) => replies.every(([err]) => err === null || 
 function settle(op: Op, values: readonly unknown[], from = 0): Outcome | ApiError {
   try {
     const { commands } = op;
-    const mine: unknown[] = [];
-    for (let i = 0; i < commands.length; i++) {
-      const value = values[from + i];
+    const mine = values.slice(from, from + commands.length);
+    for (let i = 0; i < mine.length; i++) {
+      const value = mine[i];
       if (value instanceof Error) throw replyError(value, commands[i] as Command);
-      mine.push(value);
     }
     return op.result(mine);
   } catch (err) {

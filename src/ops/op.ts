@@ -138,7 +138,15 @@ export function typedWrite(
   options: WriteOptions,
   ...command: (string | number)[]
 ): Command {
-  const { condition = '', replace = false, ttl, count = '', stride = 0 } = options;
+  return writeCommand(type, key, options, command);
+}
+
+function writeCommand(
+  type: RedisType,
+  key: string,
+  { condition = '', replace = false, ttl, count = '', stride = 0 }: WriteOptions,
+  command: readonly (string | number)[],
+): Command {
   const flags: (string | number)[] = [
     type,
     condition,
@@ -157,6 +165,8 @@ export type WriteReply = [number, unknown, number] | null;
 
 /** Values are limited in bytes, which JSON Schema cannot express. */
 export function checkValueSize(value: string, limits: Limits, what = 'value'): void {
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit: a value this short needs no count.
+  if (value.length * 3 <= limits.maxValueBytes) return;
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > limits.maxValueBytes) {
     throw new ApiError(
@@ -190,7 +200,7 @@ export function writeOp(
   result: (reply: WriteReply) => Outcome,
   ...command: (string | number)[]
 ): Op {
-  const write = typedWrite(type, key, options, ...command);
+  const write = writeCommand(type, key, options, command);
   return {
     writes: true,
     keys: write.keys,
