@@ -21,4 +21,4 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SVC_ADMIN_PORT || process.env.SVC_PORT || 8080}/store/admin/ping`).then((r) => process.exit(r.status < 500 ? 0 : 1), () => process.exit(1))"]
 # With the service's V8 options (src/node-flags.ts: a small young generation, docs/performance.md "Memory");
 # NODE_OPTIONS can add others. tests/node-flags.test.ts checks that this line and node-flags.ts agree.
-CMD ["node", "--max-semi-space-size=2", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]

@@ -1,6 +1,7 @@
 // `node dist/bench/ab.js [options] VARIANT...`: compares service builds or settings by alternating short runs.
 //
-// A VARIANT is `name` or `name:item,item,...`, each item a SVC_NAME=value setting, a node option written
+// A VARIANT is `name` or `name:item,item,...`, each item an environment variable NAME=value (SVC_* settings,
+// or e.g. MALLOC_ARENA_MAX=2), a node option written
 // node=--option (e.g. node=--max-semi-space-size=8), or the path of another build's main.js (for example
 // dist/ab/before/src/main.js). Each variant's service is started once; then short
 // runs of each scenario go round the variants `--rounds` times, so that a busy machine slows all of them alike.
@@ -16,7 +17,7 @@ import { type Scenario, SERVICE_SCENARIOS } from './scenarios';
 import { driveTarget, startService, type Target } from './targets';
 
 const USAGE = `node dist/bench/ab.js [--rounds=8] [--duration=2] [--only=get,post] VARIANT...
-  VARIANT: name[:item,...], item = SVC_NAME=value, node=--option or path/to/main.js`;
+  VARIANT: name[:item,...], item = NAME=value (environment), node=--option or path/to/main.js`;
 
 export interface Variant {
   name: string;
@@ -29,7 +30,7 @@ export function parseVariant(arg: string): Variant {
   const [name = '', items = ''] = arg.split(/:(.*)/s);
   const variant: Variant = { name, settings: {}, nodeArgs: [] };
   for (const item of items.split(',').filter(Boolean)) {
-    const setting = /^(SVC_\w+)=(.*)$/.exec(item);
+    const setting = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(item);
     if (setting) variant.settings[setting[1] as string] = setting[2] as string;
     else if (item.startsWith('node=')) variant.nodeArgs.push(item.slice('node='.length));
     else variant.main = path.resolve(item);

@@ -9,6 +9,8 @@ export interface LoadOptions {
   duration: number;
   /** Seconds of load before it, not measured (JIT, connection pools, Redis caches). */
   warmup: number;
+  /** redis-server's pid: its CPU is sampled too (what shares the machine with the service). */
+  redisPid?: number;
 }
 
 /** One kind of request; `setupRequest` may vary the path per request. */
@@ -28,6 +30,8 @@ export interface Measurement {
   usage: Usage;
   /** CPU the load generator (this process) used meanwhile, % of one core: on a small machine it competes. */
   loadgenCpuPercent: number;
+  /** CPU redis-server used meanwhile, % of one core, when its pid is given (LoadOptions.redisPid). */
+  redisCpuPercent?: number;
   /** When the measured run started and ended, process.hrtime in microseconds (to cut CPU profiles). */
   windowUs: [number, number];
 }
@@ -55,6 +59,7 @@ export async function drive(
 ): Promise<Measurement> {
   if (opts.warmup > 0) await fire(url, spec, opts.connections, opts.warmup);
   const sampler = sampleProcess(pid);
+  const redis = opts.redisPid === undefined ? undefined : sampleProcess(opts.redisPid);
   const loadgen = process.cpuUsage();
   const start = nowUs();
   // autocannon's own histogram keeps whole milliseconds; its 'response' events carry the exact time.
@@ -76,6 +81,7 @@ export async function drive(
     errors: result.errors + result.timeouts,
     usage: sampler.stop(),
     loadgenCpuPercent: cpuPercent(process.cpuUsage(loadgen), windowUs),
+    ...(redis ? { redisCpuPercent: redis.stop().cpuPercent } : {}),
     windowUs,
   };
 }

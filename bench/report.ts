@@ -17,6 +17,7 @@ export interface Row {
   /** CPU used during the run, % of one core: the server (all its processes) and the load generator. */
   serverCpuPercent: number | null;
   loadgenCpuPercent: number | null;
+  redisCpuPercent: number | null;
   /** Server CPU time per request, µs: steadier than req/s when other work shares the machine. */
   cpuUsPerRequest: number | null;
   /** req/s of each round's run, in round order: a ratio pairs the runs of the same round (see `ratio`). */
@@ -43,7 +44,12 @@ export const ONE_CLIENT = 'GET string, 1 client';
 /** A row from a job's runs (one per round; none when the scenario could not run). */
 export function row(scenario: string, target: string, runs: Measurement[], opsPerRequest = 1): Row {
   const none = { reqPerSec: null, opsPerSec: null, p50Ms: null, p99Ms: null, maxRssMb: null };
-  const noCpu = { serverCpuPercent: null, loadgenCpuPercent: null, cpuUsPerRequest: null };
+  const noCpu = {
+    serverCpuPercent: null,
+    loadgenCpuPercent: null,
+    redisCpuPercent: null,
+    cpuUsPerRequest: null,
+  };
   const base = { scenario, target, vsExpress: null, vsNode: null, rounds: runs.map((r) => r.reqPerSec) };
   if (runs.length === 0) return { ...base, ...none, ...noCpu };
   const m = medianRun(runs);
@@ -57,6 +63,7 @@ export function row(scenario: string, target: string, runs: Measurement[], opsPe
     maxRssMb: m.usage.processMb,
     serverCpuPercent: m.usage.cpuPercent,
     loadgenCpuPercent: m.loadgenCpuPercent,
+    redisCpuPercent: m.redisCpuPercent ?? null,
     cpuUsPerRequest: (m.usage.cpuPercent / 100 / m.reqPerSec) * 1e6,
     ...(invalid ? { note: invalid } : {}),
   };
@@ -188,6 +195,7 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     'CPU %',
     'CPU µs/req',
     'loadgen CPU %',
+    'redis CPU %',
   ];
   const lines = rows.map((r) => [
     r.scenario,
@@ -202,6 +210,7 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     fmt(r.serverCpuPercent),
     fmt(r.cpuUsPerRequest),
     fmt(r.loadgenCpuPercent),
+    fmt(r.redisCpuPercent),
   ]);
   const parts = lines.length > 0 ? [table(header, lines, 2)] : [];
   const rowNotes = rows.filter((r) => r.note).map((r) => `${r.scenario} (${r.target}): ${r.note}`);

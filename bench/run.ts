@@ -19,7 +19,9 @@ if (process.argv.includes('--help')) {
   process.exit(0);
 }
 const options = parseOptions(process.argv.slice(2));
-const { load, parts } = options;
+const { parts } = options;
+/** The run's load options; the bench's own redis-server's pid is added once it runs (its CPU is sampled too). */
+let load = options.load;
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 function machine() {
@@ -225,6 +227,7 @@ async function main(): Promise<void> {
   process.on('exit', () => rmSync(dir, { recursive: true, force: true })); // also after Ctrl-C
   process.env.TEST_REDIS_TMPDIR = dir; // the helper puts redis-server's data dir there
   const redis = await startRedisServer();
+  load = { ...load, redisPid: Number(readFileSync(path.join(redis.dir, 'redis.pid'), 'utf8')) };
   const raw = new Redis(redis.url);
   try {
     for (const scenario of SERVICE_SCENARIOS) await scenario.seed?.(raw);

@@ -213,7 +213,7 @@ export function createApp(deps: AppDeps): Apps {
   const links: Record<string, string> = { docs: '/docs', openapi: '/openapi.yaml' };
   if (admin && !ownListener) links.health = '/store/admin/health';
   if (config.consoleEnabled) links.console = '/console/';
-  app.use(docs(ctx.contract.document, OPENAPI_FILE, { name, version, links }));
+  app.use(docs(OPENAPI_FILE, { name, version, links }));
   if (config.consoleEnabled) app.use(consoleRoutes());
   const served = [...data.served, ...(admin && !ownListener ? admin.served : [])];
   const elsewhere = admin && ownListener ? config.admin.port : undefined;

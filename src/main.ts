@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import { runPrimary } from './cluster';
 import { type Config, ConfigError, loadConfig } from './config';
 import { listen } from './http/server';
+import { applyRuntimeFlags } from './node-flags';
 import { createLogger, flushLogs } from './observability/logger';
 import { joinPeers } from './peers';
 import { redactUrl, redisMode } from './redis/client';
@@ -13,6 +14,7 @@ import { startupFailure } from './startup';
 let loaded: Config | undefined;
 
 async function main(): Promise<void> {
+  applyRuntimeFlags();
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();

@@ -15,6 +15,7 @@ const rowOf = (target: string, rounds: number[], scenario = 'GET string'): Row =
   vsNode: null,
   serverCpuPercent: null,
   loadgenCpuPercent: null,
+  redisCpuPercent: null,
   cpuUsPerRequest: null,
   rounds,
 });

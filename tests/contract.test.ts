@@ -8,7 +8,7 @@ import { stringify } from 'yaml';
 import { ERROR_STATUS } from '../src/errors';
 import { Contract, deref } from '../src/http/contract';
 import { PREFIXES } from '../src/http/routes';
-import { type TestApp, testApp } from './support/app';
+import { openapiDocument, type TestApp, testApp } from './support/app';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -45,11 +45,11 @@ function expressRoutes(app: Express): string[] {
 
 /** Every operation under each prefix (`/store` and its alias `/api`), and the pages outside them (`GET /`). */
 const documented = () => {
-  const paths = t.context.contract.document.paths as Record<string, Record<string, unknown>>;
+  const paths = openapiDocument().paths as Record<string, Record<string, unknown>>;
   const pages = Object.entries(paths)
     .filter(([path]) => !path.startsWith('/store/'))
     .flatMap(([path, item]) =>
-      Object.keys(deref<Record<string, unknown>>(t.context.contract.document, item))
+      Object.keys(deref<Record<string, unknown>>(openapiDocument(), item))
         .filter((key) => ['get', 'post', 'put', 'patch', 'delete'].includes(key))
         .map((method) => `${method.toUpperCase()} ${path}`),
     );
@@ -94,7 +94,7 @@ describe('error types', () => {
   /** ErrorType lists each type once: its const, its status (`x-status`) and when it is given. */
   const errorTypes = () =>
     (
-      (t.context.contract.document.components as { schemas: Record<string, Record<string, unknown>> }).schemas
+      (openapiDocument().components as { schemas: Record<string, Record<string, unknown>> }).schemas
         .ErrorType as { oneOf: { const: string; 'x-status': number; description: string }[] }
     ).oneOf;
 
@@ -124,14 +124,13 @@ describe('error types', () => {
         }
       }
     };
-    walk(t.context.contract.document);
+    walk(openapiDocument());
     expect(names.filter((n) => !(n in ERROR_STATUS))).toEqual([]);
   });
 
   test('each rule that messages quote is written once, on the schema that reports its error type', () => {
-    const schemas = (
-      t.context.contract.document.components as { schemas: Record<string, Record<string, string>> }
-    ).schemas;
+    const schemas = (openapiDocument().components as { schemas: Record<string, Record<string, string>> })
+      .schemas;
     const ruled = Object.entries(schemas).filter(([, s]) => s['x-rule'] !== undefined);
     expect(ruled.map(([name, s]) => [name, s['x-error']])).toEqual([
       ['Key', 'invalid_key'],
@@ -146,8 +145,7 @@ describe('batch item types', () => {
     discriminator?: { propertyName: string; mapping?: Record<string, string> };
     properties?: Record<string, { const?: string }>;
   };
-  const schemas = () =>
-    (t.context.contract.document.components as { schemas: Record<string, Schema> }).schemas;
+  const schemas = () => (openapiDocument().components as { schemas: Record<string, Schema> }).schemas;
 
   test('each discriminator maps every item type to the oneOf schema whose type is that const', () => {
     const withTags = Object.entries(schemas()).filter(([, s]) => s.discriminator);

@@ -1,7 +1,7 @@
 // ETags in batches: `if_match` on every write item, the `etag` of results, and "atomic": "all".
 import request from 'supertest';
 import { FAMILIES } from '../src/families';
-import { type TestApp, testApp } from './support/app';
+import { openapiDocument, type TestApp, testApp } from './support/app';
 import { expectSchema } from './support/schemas';
 
 let t: TestApp;
@@ -13,7 +13,7 @@ afterAll(() => t.close());
 type Schema = Record<string, unknown>;
 const api = () => request(t.data);
 const raw = (key: string) => `${t.prefix}${key}`;
-const schemas = () => (t.context.contract.document.components as { schemas: Record<string, Schema> }).schemas;
+const schemas = () => (openapiDocument().components as { schemas: Record<string, Schema> }).schemas;
 /** The schema a `#/components/schemas/...` reference points to (also inside one: `.../IncrRequest/properties/ttl`). */
 const named = (ref: unknown) =>
   String(ref)

@@ -2,7 +2,7 @@
 import request from 'supertest';
 import { FAMILIES } from '../src/families';
 import type { RequestInput } from '../src/http/contract';
-import { type TestApp, testApp } from './support/app';
+import { openapiDocument, type TestApp, testApp } from './support/app';
 import { expectSchema } from './support/schemas';
 
 let t: TestApp;
@@ -13,7 +13,7 @@ afterAll(() => t.close());
 
 const LIMITS = { maxValueBytes: 1024 };
 const schemas = () =>
-  (t.context.contract.document.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+  (openapiDocument().components as { schemas: Record<string, Record<string, unknown>> }).schemas;
 const capitalised = (name: string) => name[0]?.toUpperCase() + name.slice(1);
 
 /** A request that every route of every family accepts. */

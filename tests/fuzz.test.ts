@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { type Listener, listen } from '../src/http/server';
-import { contract, type TestApp, testApp } from './support/app';
+import { openapiDocument, type TestApp, testApp } from './support/app';
 import { CURRENT_ETAG, type FuzzRequest, Generator, KEYS, type Operation } from './support/fuzz';
 import { responseProblems } from './support/schemas';
 
@@ -161,7 +161,7 @@ async function check(op: Operation, req: FuzzRequest): Promise<void> {
   }
 }
 
-const generator = new Generator(contract().document);
+const generator = new Generator(openapiDocument());
 const operations = generator.operations();
 
 test('the fuzzer covers every operation of the contract', () => {

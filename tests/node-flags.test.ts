@@ -1,7 +1,12 @@
 // The service's V8 options (src/node-flags.ts): added by its launchers unless the operator set the same option.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SERVICE_NODE_FLAGS, withServiceFlags } from '../src/node-flags';
+import {
+  applyRuntimeFlags,
+  SERVICE_NODE_FLAGS,
+  SERVICE_RUNTIME_FLAGS,
+  withServiceFlags,
+} from '../src/node-flags';
 
 const ROOT = path.join(__dirname, '..');
 
@@ -13,6 +18,21 @@ describe('withServiceFlags', () => {
   test('when the command line or NODE_OPTIONS sets the same option, then its value wins', () => {
     expect(withServiceFlags(['--max-semi-space-size=16'], '')).toEqual(['--max-semi-space-size=16']);
     expect(withServiceFlags([], '--enable-source-maps --max-semi-space-size=8')).toEqual([]);
+  });
+});
+
+describe('applyRuntimeFlags', () => {
+  test('when nothing sets them, then the service sets its runtime flags on itself', () => {
+    const set: string[] = [];
+    expect(applyRuntimeFlags((f) => set.push(f), [], '')).toEqual([...SERVICE_RUNTIME_FLAGS]);
+    expect(set).toEqual([...SERVICE_RUNTIME_FLAGS]);
+  });
+
+  test('when the command line or NODE_OPTIONS sets the same option, then it is left alone', () => {
+    const set: string[] = [];
+    expect(applyRuntimeFlags((f) => set.push(f), ['--heap-growing-percent=300'], '')).toEqual([]);
+    expect(applyRuntimeFlags((f) => set.push(f), [], '--heap-growing-percent=300')).toEqual([]);
+    expect(set).toEqual([]);
   });
 });
 

@@ -44,9 +44,8 @@ const COMPONENTS_ID = 'components.json';
 type Rules = Partial<Record<ErrorType, string>>;
 const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 
-/** The contract: the document and one compiled operation per path and method under /store. */
+/** The contract: one compiled operation per path and method under /store. */
 export class Contract {
-  readonly document: Json;
   readonly operations: Operation[] = [];
   // verbose: the messages quote the rejected value and read `x-error` from the failing schema; release() below
   // drops those errors (and the request data they hold) once the message is built.
@@ -54,11 +53,17 @@ export class Contract {
   private readonly validateFunctions = new Set<ValidateFunction>();
   private readonly rules: Rules;
 
-  /** `batchMaxOperations` (SVC_BATCH_MAX_OPERATIONS) replaces the documented default of the batch bodies. */
+  /**
+   * `batchMaxOperations` (SVC_BATCH_MAX_OPERATIONS) replaces the documented default of the batch bodies. The parsed
+   * document is not kept: the validators hold AJV's copy of the schemas and the docs pages read the file (~5 MB
+   * less live heap; docs/performance.md, "RSS").
+   */
   constructor(file: string, options: { batchMaxOperations?: number } = {}) {
-    this.document = parseYaml(readFileSync(file, 'utf8')) as Json;
     const doc = JSON.parse(
-      JSON.stringify(this.document).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`),
+      JSON.stringify(parseYaml(readFileSync(file, 'utf8'))).replaceAll(
+        '"#/components/schemas/',
+        `"${COMPONENTS_ID}#/$defs/`,
+      ),
     );
     if (options.batchMaxOperations) setBatchLimit(doc, options.batchMaxOperations);
     for (const schema of Object.values(doc.components.schemas as Record<string, Json>))

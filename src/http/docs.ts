@@ -18,7 +18,7 @@ const route =
     next();
   };
 
-export function docs(document: Record<string, unknown>, file: string, index: Index): Router {
+export function docs(file: string, index: Index): Router {
   const router = Router();
   // A first request to the bare address (a browser, curl) learns where the documentation is.
   router.get('/', route('/'), (_req, res) => sendJson(res, 200, index));
@@ -31,8 +31,11 @@ export function docs(document: Record<string, unknown>, file: string, index: Ind
     throw methodNotAllowed(req, ['GET']);
   });
   // The static assets answer GET and HEAD only and pass anything else on to the 404 fallback;
-  // GET /docs is redirected to /docs/ so that the page's relative asset URLs resolve.
-  router.use('/docs', route('/docs'), ...swaggerUi.serveFiles(document));
-  router.get('/docs/', swaggerUi.setup(document));
+  // GET /docs is redirected to /docs/ so that the page's relative asset URLs resolve. The page loads the
+  // document from /openapi.yaml (relative, so that it also works behind a proxy's path prefix) rather than
+  // carrying a copy of it: the service keeps no parsed document in memory.
+  const options = { swaggerUrl: '../openapi.yaml' };
+  router.use('/docs', route('/docs'), ...swaggerUi.serveFiles(undefined, options));
+  router.get('/docs/', swaggerUi.setup(undefined, options));
   return router;
 }

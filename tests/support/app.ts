@@ -1,5 +1,7 @@
 // Builds an app wired to the test Redis under a key prefix of its own, and tears it down.
+import { readFileSync } from 'node:fs';
 import Redis from 'ioredis';
+import { parse as parseYaml } from 'yaml';
 import { OPENAPI_FILE } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { Contract } from '../../src/http/contract';
@@ -13,6 +15,13 @@ let sharedContract: Contract | undefined;
 export const contract = () => {
   sharedContract ??= new Contract(OPENAPI_FILE);
   return sharedContract;
+};
+
+let sharedDocument: Record<string, unknown> | undefined;
+/** openapi.yaml parsed, once per test file (the service keeps only its compiled validators). */
+export const openapiDocument = () => {
+  sharedDocument ??= parseYaml(readFileSync(OPENAPI_FILE, 'utf8')) as Record<string, unknown>;
+  return sharedDocument;
 };
 
 export interface TestApp extends Service {

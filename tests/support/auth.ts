@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
 import { deref, type Operation, type Permission } from '../../src/http/contract';
-import type { TestApp } from './app';
+import { openapiDocument, type TestApp } from './app';
 
 export interface KeyEntry {
   id: string;
@@ -44,7 +44,7 @@ export function sampleRequest(t: TestApp, op: Operation, authorization?: string)
     .replace('{field}', 'f')
     .replace('{member}', 'm')
     .replace('{index}', '0');
-  const doc = t.context.contract.document as unknown as Doc;
+  const doc = openapiDocument() as unknown as Doc;
   const item = doc.paths[op.path];
   const requestBody = item && deref<Doc['paths'][string]>(doc, item)[op.method]?.requestBody;
   const content = requestBody && deref<Body>(doc, requestBody).content;

@@ -1,13 +1,13 @@
 // Validates response bodies against the component schemas of openapi.yaml (the contract compiles only requests).
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { deref } from '../../src/http/contract';
-import { contract } from './app';
+import { openapiDocument } from './app';
 
 let ajv: Ajv2020 | undefined;
 
 function compiler(): Ajv2020 {
   if (ajv) return ajv;
-  const document = contract().document as { components: { schemas: object } };
+  const document = openapiDocument() as { components: { schemas: object } };
   const schemas = JSON.parse(
     JSON.stringify(document.components.schemas).replaceAll(
       '"#/components/schemas/',
@@ -60,7 +60,7 @@ const validators = new Map<string, ValidateFunction | null | undefined>();
 function responseValidator(method: string, path: string, status: number) {
   const id = `${method} ${path} ${status}`;
   if (validators.has(id)) return validators.get(id);
-  const doc = contract().document as unknown as Doc;
+  const doc = openapiDocument() as unknown as Doc;
   const item = doc.paths[path];
   const responses = item && deref<Doc['paths'][string]>(doc, item)[method]?.responses;
   const documented = responses?.[String(status)] ?? responses?.[`${String(status)[0]}XX`];
