@@ -349,6 +349,6 @@ export async function runBatch(
       );
     }
   });
-  await Promise.all(rereads);
+  if (rereads.length > 0) await Promise.all(rereads);
   return { outcomes, atomic: !groups || groups.size <= 1 };
 }

@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import type { Context } from '../context';
 import type { Idempotency } from '../engine/idempotent';
-import { runBatch } from '../engine/run';
+import { type BatchOutcome, runBatch } from '../engine/run';
 import { ApiError, toApiError } from '../errors';
 import type { BatchItem } from '../families/family';
 import type { Permission } from '../http/contract';
@@ -53,7 +53,13 @@ async function answer(
   all: boolean,
   idem: Idempotency | undefined,
 ): Promise<void> {
-  const { outcomes, atomic } = await runBatch(ctx.store, ops, all, idem).finally(() => markReplay(res, idem));
+  let batch: BatchOutcome;
+  try {
+    batch = await runBatch(ctx.store, ops, all, idem);
+  } finally {
+    markReplay(res, idem);
+  }
+  const { outcomes, atomic } = batch;
   const results = outcomes.map((outcome, i) => {
     const type = types[i];
     if (outcome instanceof ApiError) {
