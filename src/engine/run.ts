@@ -38,14 +38,19 @@ const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 /** Replies that came from Redis (values or Redis errors), not a connection failure: a round trip happened. */
 const answered = (replies: Reply[]) => replies.every(([err]) => err === null || err.name === 'ReplyError');
 
-/** Client errors (4xx) fail one operation; anything else (Redis down, a bug) fails the whole request. */
-function settle(op: Op, replies: Reply[]): Outcome | ApiError {
+/**
+ * The outcome of `op` from its commands' replies, `values[from]` on (an Error instance is a command's error reply).
+ * Client errors (4xx) fail one operation; anything else (Redis down, a bug) fails the whole request.
+ */
+function settle(op: Op, values: readonly unknown[], from = 0): Outcome | ApiError {
   try {
-    const values = replies.map(([err, value], i) => {
-      if (err) throw replyError(err, op.commands[i] as Command);
-      return value;
-    });
-    return op.result(values);
+    const { commands } = op;
+    const mine = values.slice(from, from + commands.length);
+    for (let i = 0; i < mine.length; i++) {
+      const value = mine[i];
+      if (value instanceof Error) throw replyError(value, commands[i] as Command);
+    }
+    return op.result(mine);
   } catch (err) {
     const apiError = toApiError(err);
     if (apiError.status >= 500) throw apiError;
@@ -83,7 +88,7 @@ export async function runOp(
       return reply.outcome;
     }
     if (observer && answered([reply])) observer(seconds(start), 1);
-    outcome = settle(op, [reply]);
+    outcome = settle(op, [reply[0] ?? reply[1]]);
   } else {
     outcome = (await runBatch(store, [op], false, once)).outcomes[0] as Outcome | ApiError;
   }
@@ -178,6 +183,8 @@ const BATCHED: Record<string, 'r' | 'w' | 'i' | 'e'> = {
 };
 
 const NOT_ASCII = /[\u0080-\u00ff]/;
+/** A lone UTF-16 surrogate as JSON.stringify writes it (lower-case hex); also matches a text `\\ud8..` (harmless). */
+const LONE_SURROGATE = /\\ud[89a-f]/;
 
 /** Buffers (at any depth) as UTF-8 text. */
 const texts = (reply: unknown): unknown =>
@@ -188,39 +195,63 @@ function slotOf(store: Store, c: Command): number {
   return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
 }
 
+/** A command's arguments as strings, or the same array when they are strings already. */
+function strings(args: readonly (string | number)[]): readonly (string | number)[] {
+  for (const arg of args) if (typeof arg !== 'string') return args.map(String);
+  return args;
+}
+
+/**
+ * The operations of `commands` as typed-batch-n's JSON argument: for each command its kind, then the array of its
+ * arguments as strings (the command's own array when it holds only strings: nothing is copied). Each argument is
+ * the string ioredis would have sent: lone UTF-16 surrogates become U+FFFD (as in UTF-8; `wellFormed`, only when
+ * the JSON shows one). Byte strings with bytes beyond ASCII (ops/encoding.ts) go as ARGV of their own (`bytes`),
+ * named in the JSON by their ARGV index.
+ */
+function scriptOps(commands: readonly Command[], bytes: Buffer[], wellFormed = false): string {
+  const ops: unknown[] = [];
+  for (const c of commands) {
+    let args = strings(c.args);
+    if (c.bytes || wellFormed) {
+      args = args.map((arg) => {
+        if (c.bytes && NOT_ASCII.test(arg as string)) return bytes.push(toBytes(arg as string)) + 2;
+        return wellFormed ? (arg as string).toWellFormed() : arg;
+      });
+    }
+    ops.push(BATCHED[c.name], args);
+  }
+  const json = JSON.stringify(ops);
+  if (wellFormed || !LONE_SURROGATE.test(json)) return json;
+  bytes.length = 0;
+  return scriptOps(commands, bytes, true);
+}
+
 /**
  * Runs commands in one typed-batch-n call: atomic like MULTI/EXEC around the same script calls, but one
  * command for Redis and ioredis instead of one per operation (ioredis's per-command cost dominated batches).
- * The operations' arguments travel as one JSON argument: ioredis handles every argument of a command on its own
- * (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call. Each
- * argument is the string ioredis would have sent (lone UTF-16 surrogates become U+FFFD, as in UTF-8).
+ * The operations' arguments travel as one JSON argument (scriptOps): ioredis handles every argument of a command
+ * on its own (flattening, type checks, a separate write), about 1 µs each, while JSON.stringify is one native call.
+ * Resolves to one reply per command, an Error instance for a command's error reply.
  */
 async function exec(
   store: Store,
   slot: number,
-  commands: Command[],
+  commands: readonly Command[],
   all: boolean,
   idem?: Idempotency,
-): Promise<Reply[]> {
+): Promise<unknown[]> {
   const keys: string[] = [];
-  const ops: (string | number)[][] = [];
-  // Byte strings with bytes beyond ASCII (ops/encoding.ts) go as ARGV of their own, named by index in the JSON.
-  const bytes: Buffer[] = [];
   let writes = false;
+  let buffers = false;
   for (const c of commands) {
     const kind = BATCHED[c.name];
     if (!kind || c.keys.length !== 1) throw new Error(`${c.name} on ${c.keys.length} keys cannot be batched`);
     writes ||= kind !== 'r';
+    buffers ||= c.buffers === true;
     keys.push(store.keyspace.user(c.keys[0] as string));
-    const op: (string | number)[] = [kind];
-    for (const arg of c.args) {
-      if (c.bytes && typeof arg === 'string' && NOT_ASCII.test(arg)) op.push(bytes.push(toBytes(arg)) + 2);
-      else op.push(String(arg).toWellFormed());
-    }
-    ops.push(op);
   }
-  const json = JSON.stringify(ops);
-  const buffers = commands.some((c) => c.buffers);
+  const bytes: Buffer[] = [];
+  const json = scriptOps(commands, bytes);
   const tail = () => {
     const tail: (string | Buffer)[] =
       bytes.length > 0 ? [json, all ? 'all' : '', ...bytes] : all ? [json, 'all'] : [json];
@@ -237,11 +268,21 @@ async function exec(
   const [err, replies] = reply;
   if (err?.message.startsWith('REPLY_TOO_LARGE ')) throw tooLarge(err.message);
   if (err) throw err;
-  return (replies as unknown[]).map((r, i): Reply => {
-    if (r instanceof Error) return [r, null];
-    // Buffer replies for one operation made every reply Buffers: the others read text, as ioredis gives it.
-    return [null, buffers && !commands[i]?.buffers ? texts(r) : r];
+  // Buffer replies for one operation made every reply Buffers: the others read text, as ioredis gives it.
+  if (!buffers) return replies as unknown[];
+  return (replies as unknown[]).map((r, i) => (commands[i]?.buffers || r instanceof Error ? r : texts(r)));
+}
+
+/** The commands' indexes by Cluster hash slot, in order. */
+function slotGroups(store: Store, commands: readonly Command[]): Map<number, number[]> {
+  const groups = new Map<number, number[]>();
+  commands.forEach((c, i) => {
+    const slot = slotOf(store, c);
+    const group = groups.get(slot);
+    if (group) group.push(i);
+    else groups.set(slot, [i]);
   });
+  return groups;
 }
 
 /**
@@ -254,53 +295,60 @@ export async function runBatch(
   all = false,
   idem?: Idempotency,
 ): Promise<BatchOutcome> {
-  const commands = ops.flatMap((op) => op.commands);
-  const groups = new Map<number, number[]>();
-  commands.forEach((c, i) => {
-    const slot = slotOf(store, c);
-    const group = groups.get(slot);
-    if (group) group.push(i);
-    else groups.set(slot, [i]);
-  });
-  if (all && groups.size > 1) {
+  const commands: Command[] = [];
+  for (const op of ops) for (const c of op.commands) commands.push(c);
+  // One primary holds every key (standalone, Sentinel): one call; on a Cluster one per hash slot.
+  const groups = store.redis instanceof Cluster ? slotGroups(store, commands) : undefined;
+  if (all && groups && groups.size > 1) {
     throw new ApiError(
       'invalid_request',
       '"atomic": "all" needs every key of the batch in one Redis Cluster hash slot (an SVC_KEY_PREFIX with a hash tag)',
     );
   }
-  const replies: Reply[] = new Array(commands.length);
   const observer = observers.get(store.redis);
   const start = observer ? process.hrtime.bigint() : 0n;
-  await Promise.all(
-    [...groups].map(async ([slot, indexes]) => {
-      const groupReplies = await exec(
-        store,
-        slot,
-        indexes.map((i) => commands[i] as Command),
-        all,
-        idem,
-      ).catch((err: Error) => {
-        throw all ? refusedWhole(err, ops, commands, indexes) : err;
-      });
-      indexes.forEach((commandIndex, j) => {
-        replies[commandIndex] = groupReplies[j] as Reply;
-      });
-    }),
-  );
+  const run = (slot: number, group: readonly Command[]) =>
+    exec(store, slot, group, all, idem).catch((err: Error) => {
+      throw all ? refusedWhole(err, ops, group) : err;
+    });
+  let replies: unknown[];
+  if (!groups) replies = await run(0, commands);
+  else {
+    replies = new Array(commands.length);
+    await Promise.all(
+      [...groups].map(async ([slot, indexes]) => {
+        const groupReplies = await run(
+          slot,
+          indexes.map((i) => commands[i] as Command),
+        );
+        indexes.forEach((commandIndex, j) => {
+          replies[commandIndex] = groupReplies[j];
+        });
+      }),
+    );
+  }
   // Each operation counts as the command it would be alone.
   observer?.(seconds(start), commands.length);
+  const outcomes: (Outcome | ApiError)[] = [];
   let next = 0;
-  const outcomes = ops.map((op) => {
-    const slice = replies.slice(next, next + op.commands.length);
+  for (const op of ops) {
+    outcomes.push(settle(op, replies, next));
     next += op.commands.length;
-    return settle(op, slice);
-  });
+  }
   // A read whose text answer may hold bytes that are not UTF-8 runs again with Buffer replies (ops/encoding.ts).
-  await Promise.all(
-    outcomes.map(async (outcome, i) => {
-      const reread = (ops[i] as Op).reread;
-      if (outcome instanceof Reread && reread) outcomes[i] = await runOp(store, reread()).catch(toApiError);
-    }),
-  );
-  return { outcomes, atomic: groups.size <= 1 };
+  const rereads: Promise<void>[] = [];
+  outcomes.forEach((outcome, i) => {
+    const reread = (ops[i] as Op).reread;
+    if (outcome instanceof Reread && reread) {
+      rereads.push(
+        runOp(store, reread())
+          .catch(toApiError)
+          .then((again) => {
+            outcomes[i] = again;
+          }),
+      );
+    }
+  });
+  if (rereads.length > 0) await Promise.all(rereads);
+  return { outcomes, atomic: !groups || groups.size <= 1 };
 }

@@ -136,11 +136,10 @@ export function defineFamily<
             const answer = ifMatch !== undefined || name === wholeRead;
             const bounded = ifMatch === undefined ? 'pages' : undefined;
             const encoding = encodingOf(input.encoding);
-            const op = withEtag(run(name, encoding)(input), {
-              match: ifMatchCondition(ifMatch),
-              answer,
-              bounded,
-            });
+            const built = run(name, encoding)(input);
+            const op = answer
+              ? withEtag(built, { match: ifMatchCondition(ifMatch), answer, bounded })
+              : built;
             return withEncoding(op, encoding);
           };
           return [type, item];

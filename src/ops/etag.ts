@@ -109,18 +109,13 @@ export function preconditionFailed(key: string, current: string): ApiError {
 }
 
 /**
- * `"atomic": "all"` found an item whose If-Match fails (`i`: 1-based in the group): the batch is refused whole.
- * Other errors pass through.
+ * `"atomic": "all"` found an item whose If-Match fails (`i`: 1-based in `group`, the commands of the script call):
+ * the batch is refused whole. Other errors pass through.
  */
-export function refusedWhole(
-  err: Error,
-  ops: readonly Op[],
-  commands: readonly Command[],
-  indexes: number[],
-): Error {
+export function refusedWhole(err: Error, ops: readonly Op[], group: readonly Command[]): Error {
   const [code, i, current] = err.message.split(' ');
   if (code !== 'PRECONDITION_FAILED') return err;
-  const command = commands[indexes[Number(i) - 1] as number] as Command;
+  const command = group[Number(i) - 1] as Command;
   const index = ops.findIndex((op) => op.commands.includes(command));
   const e = preconditionFailed(command.keys[0] as string, current as string);
   const message = `operations[${index}]: ${e.message}; nothing was applied ("atomic": "all")`;

@@ -128,26 +128,45 @@ export function collectionWrite(
   return { condition: ifAbsent ? 'absent' : '', replace: mode === 'replace', ttl, count, stride };
 }
 
-/** Writes a key of one type with conditions and TTL handling (see typed-write-1.lua). */
+/**
+ * Writes a key of one type with conditions and TTL handling (see typed-write-1.lua). The arguments before the
+ * command's are strings, as a batch's script argument carries them (engine/run.ts scriptOps).
+ */
 export function typedWrite(
   type: RedisType,
   key: string,
   options: WriteOptions,
   ...command: (string | number)[]
 ): Command {
-  const { condition = '', replace = false, ttl, count = '', stride = 0 } = options;
-  return {
-    name: 'typedWrite',
-    keys: [key],
-    args: [type, condition, replace ? '1' : '0', ttl ?? '', count, stride, ...command],
-  };
+  return writeCommand(type, key, options, command);
 }
+
+function writeCommand(
+  type: RedisType,
+  key: string,
+  { condition = '', replace = false, ttl, count = '', stride = 0 }: WriteOptions,
+  command: readonly (string | number)[],
+): Command {
+  const flags: (string | number)[] = [
+    type,
+    condition,
+    replace ? '1' : '0',
+    ttl === undefined ? '' : String(ttl),
+    count,
+    STRIDES[stride],
+  ];
+  return { name: 'typedWrite', keys: [key], args: flags.concat(command) };
+}
+
+const STRIDES = ['0', '1', '2'] as const;
 
 export type ReadReply = [unknown, number] | null;
 export type WriteReply = [number, unknown, number] | null;
 
 /** Values are limited in bytes, which JSON Schema cannot express. */
 export function checkValueSize(value: string, limits: Limits, what = 'value'): void {
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit: a value this short needs no count.
+  if (value.length * 3 <= limits.maxValueBytes) return;
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes > limits.maxValueBytes) {
     throw new ApiError(
@@ -164,11 +183,12 @@ export function readOp(
   result: (reply: ReadReply) => Outcome,
   ...command: (string | number)[]
 ): Op {
+  const read = typedRead(type, key, ...command);
   return {
     writes: false,
-    keys: [key],
-    commands: [typedRead(type, key, ...command)],
-    result: ([r]) => result(r as ReadReply),
+    keys: read.keys,
+    commands: [read],
+    result: (replies) => result(replies[0] as ReadReply),
   };
 }
 
@@ -180,11 +200,12 @@ export function writeOp(
   result: (reply: WriteReply) => Outcome,
   ...command: (string | number)[]
 ): Op {
+  const write = writeCommand(type, key, options, command);
   return {
     writes: true,
-    keys: [key],
-    commands: [typedWrite(type, key, options, ...command)],
-    result: ([r]) => result(r as WriteReply),
+    keys: write.keys,
+    commands: [write],
+    result: (replies) => result(replies[0] as WriteReply),
   };
 }
 

@@ -1,7 +1,8 @@
 // The batch endpoint of a family: validate every item, build its operation, run all in one atomic script call.
 import type { Request, Response } from 'express';
 import type { Context } from '../context';
-import { runBatch } from '../engine/run';
+import type { Idempotency } from '../engine/idempotent';
+import { type BatchOutcome, runBatch } from '../engine/run';
 import { ApiError, toApiError } from '../errors';
 import type { BatchItem } from '../families/family';
 import type { Permission } from '../http/contract';
@@ -27,8 +28,6 @@ function build(items: BatchItem[], factories: BatchItems): Op[] {
   });
 }
 
-const etag = (value: string | undefined) => (value === undefined ? {} : { etag: value });
-
 /**
  * The permissions a batch needs, read from its raw items' `type`s (before anything is validated): 'write' if an
  * item writes, 'read' if one reads; unknown or missing types count for nothing (validation refuses them later).
@@ -43,6 +42,40 @@ function needs(body: unknown, writes: ReadonlyMap<string, boolean>): Set<Permiss
     if (needed.size === 2) break;
   }
   return needed;
+}
+
+/** Runs the batch and answers its results in request order: an item that failed says why. */
+async function answer(
+  ctx: Context,
+  res: Response,
+  ops: Op[],
+  types: string[],
+  all: boolean,
+  idem: Idempotency | undefined,
+): Promise<void> {
+  let batch: BatchOutcome;
+  try {
+    batch = await runBatch(ctx.store, ops, all, idem);
+  } finally {
+    markReplay(res, idem);
+  }
+  const { outcomes, atomic } = batch;
+  const results = outcomes.map((outcome, i) => {
+    const type = types[i];
+    if (outcome instanceof ApiError) {
+      const { type: error, message, status, headers } = outcome;
+      // A failed if_match names the key's current ETag, as the header of a single request would.
+      const etag = headers?.etag;
+      return {
+        type,
+        success: false,
+        error: etag === undefined ? { error, message, status } : { error, message, status, etag },
+      };
+    }
+    const result = { type, success: true, ...outcome.body };
+    return outcome.etag === undefined ? result : { ...result, etag: outcome.etag };
+  });
+  sendJson(res, 200, { results, atomic });
 }
 
 /** Registers POST {path}: results in request order, a run-time failure fails its item only. */
@@ -69,29 +102,29 @@ export function batchRoute(
   routes.custom(
     'post',
     path,
-    async (input, req, res) => {
+    (input, req, res) => {
       const items = input.body.operations as BatchItem[];
       // The batch's `encoding` is that of every item that names none.
       const { encoding } = input.body;
       const ops = build(encoding ? items.map((item) => ({ encoding, ...item })) : items, factories);
       // Each item needs what its own endpoint needs: read items 'read', write items 'write'.
-      const keys = ops.flatMap((op) => op.keys);
-      if (ops.some((op) => !op.writes)) ctx.access.authorize(res, 'read', keys);
-      if (ops.some((op) => op.writes)) ctx.access.authorize(res, 'write', keys);
-      const idem = ops.some((op) => op.writes) ? idempotencyOf(ctx, req, res) : undefined;
-      const { outcomes, atomic } = await runBatch(ctx.store, ops, input.body.atomic === 'all', idem).finally(
-        () => markReplay(res, idem),
-      );
-      const results = outcomes.map((outcome, i) => {
-        const type = (items[i] as BatchItem).type;
-        if (outcome instanceof ApiError) {
-          const { type: error, message, status, headers } = outcome;
-          // A failed if_match names the key's current ETag, as the header of a single request would.
-          return { type, success: false, error: { error, message, status, ...etag(headers?.etag) } };
-        }
-        return { type, success: true, ...outcome.body, ...etag(outcome.etag) };
-      });
-      sendJson(res, 200, { results, atomic });
+      let reads = false;
+      let writes = false;
+      const keys: string[] = [];
+      for (const op of ops) {
+        if (op.writes) writes = true;
+        else reads = true;
+        for (const key of op.keys) keys.push(key);
+      }
+      if (reads) ctx.access.authorize(res, 'read', keys);
+      if (writes) ctx.access.authorize(res, 'write', keys);
+      const idem = writes ? idempotencyOf(ctx, req, res) : undefined;
+      const types = items.map((item) => item.type);
+      const all = input.body.atomic === 'all';
+      // The operations hold what the items said: the parsed body need not stay in memory while Redis answers,
+      // nor after the answer until the connection's next request (Node keeps a connection's last request).
+      req.body = undefined;
+      return answer(ctx, res, ops, types, all, idem);
     },
     { authorize },
   );
