@@ -240,10 +240,11 @@ function expiryTimer(subscriber: Subscriber): NodeJS.Timeout | undefined {
   if (expiresAt === undefined) return undefined;
   const ms = expiresAt - Date.now();
   if (ms > MAX_TIMER_MS) return undefined;
+  // Dropped when the timer fires, without checking Date.now() again: timers count from libuv's cached loop time,
+  // so a busy loop can fire one a few ms before Date.now() reaches `expiresAt`, and a check then left the stream
+  // open for good (tests/fair-shares.test.ts timed out that way under load).
   const timer: NodeJS.Timeout = setTimeout(
-    () => {
-      if (Date.now() >= expiresAt) subscriber.drop('the JWT expired: reconnect with a new token and resume');
-    },
+    () => subscriber.drop('the JWT expired: reconnect with a new token and resume'),
     Math.max(0, ms),
   );
   timer.unref();
