@@ -4,11 +4,15 @@ import { createGateway, delayFor, GatewayError, repeatable } from '../clients/ty
 import { type Served, served } from './support/served';
 
 let s: Served;
+const CLIENT_ADDRESS = '198.51.100.24';
 beforeAll(async () => {
+  // Rate-limit counters are shared by every service on a Redis (that is their point), whatever its key prefix:
+  // this file's client comes from an address of its own, so that other test files' requests never count for it.
   s = await served('client-retry', {
     SVC_RATE_LIMIT_ENABLED: 'true',
     SVC_RATE_LIMIT_REQUESTS: '2',
     SVC_RATE_LIMIT_WINDOW: '1',
+    SVC_TRUST_PROXY: 'true',
   });
 });
 afterAll(() => s.close());
@@ -21,6 +25,7 @@ function recorded() {
     retry: { retries: 5, maxDelayMs: 3000 },
     fetch: async (input, init) => {
       const request = new Request(input, init);
+      request.headers.set('X-Forwarded-For', CLIENT_ADDRESS);
       const response = await fetch(request);
       attempts.push({
         method: request.method,
