@@ -21,6 +21,9 @@ beforeAll(async () => {
   t = await testApp('upstash-sdk', {
     SVC_API_KEYS: JSON.stringify({ keys: [admin, writer, reader, tenant] }),
     SVC_CHANGES_ENABLED: 'true',
+    // A transaction holds a connection of the waiters' pool, at most 4 per client by default: the test of
+    // concurrent transactions runs 8 at once, which passed or got a 429 depending on how they overlapped.
+    SVC_LIST_MAX_WAITERS_PER_CLIENT: '16',
   });
   server = t.data.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
