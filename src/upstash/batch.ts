@@ -4,10 +4,10 @@ import { type ChainableCommander, Cluster } from 'ioredis';
 import { failingOver, withDeadline } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import type { RedisClient, Reply, ScriptCommands } from '../redis/client';
-import { boundedArgs, checkBudget, refusal, sizedApart, sizeKind } from './bounds';
+import { boundedArgs, checkBudget, refusal, sizeKind } from './bounds';
 import { appendEvents } from './events';
 import type { Planned } from './plan';
-import { confirm, type Item, isPlain, isSpecial, type Runner, runOne, settle } from './run';
+import { confirm, type Item, isPlain, type Runner, runOne, runsApart, settle } from './run';
 
 /**
  * Runs every command in order; each answers for itself. Plain commands (the usual pipeline) go as one ioredis
@@ -21,9 +21,7 @@ export async function runPipeline(runner: Runner, planned: Planned[]): Promise<I
   await checkBudget(store, planned, runner.budget);
   if (!(store.redis instanceof Cluster) && planned.every((p) => isPlain(store, p)))
     return runTogether(runner, planned);
-  const apart = planned.some(
-    (p) => p.blocking || !p.exact || isSpecial(store, p) || sizedApart(p) || (store.durable && p.writes),
-  );
+  const apart = planned.some((p) => runsApart(store, p));
   if (!apart) return Promise.all(planned.map((p) => runOne(runner, p).catch(asItem)));
   const items: Item[] = [];
   for (const p of planned) items.push(await runOne(runner, p).catch(asItem));

@@ -98,19 +98,26 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
 }
 
 /**
+ * Whether `planned` cannot run beside the others of a pipeline on the shared connection, in order: a blocking
+ * command (its own connection), one without exact key specs (checked first), a command the service answers
+ * itself, a bounded read sent apart, or a write that replicas confirm (the writer's connection).
+ */
+export function runsApart(store: Store, planned: Planned): boolean {
+  return (
+    planned.blocking ||
+    !planned.exact ||
+    isSpecial(store, planned) ||
+    sizedApart(planned) ||
+    (store.durable !== undefined && planned.writes)
+  );
+}
+
+/**
  * Whether `planned` is one call and nothing more (a plain command, or a bounded read inside its script), so that a
  * pipeline of such commands can go to Redis as one ioredis pipeline.
  */
 export function isPlain(store: Store, planned: Planned): boolean {
-  return (
-    planned.exact &&
-    !planned.blocking &&
-    !planned.withTypes &&
-    planned.name !== 'randomkey' &&
-    !isSpecial(store, planned) &&
-    !sizedApart(planned) &&
-    !(store.durable && planned.writes)
-  );
+  return !runsApart(store, planned) && !planned.withTypes && planned.name !== 'randomkey';
 }
 
 /** Without exact key specs (SORT ... STORE), COMMAND GETKEYS must show that no internal key is named. */
