@@ -16,7 +16,7 @@ import { type LoadOptions, median } from './load';
 import { type Scenario, SERVICE_SCENARIOS } from './scenarios';
 import { driveTarget, startService, type Target } from './targets';
 
-const USAGE = `node dist/bench/ab.js [--rounds=8] [--duration=2] [--only=get,post] VARIANT...
+const USAGE = `node dist/bench/ab.js [--rounds=8] [--duration=2] [--connections=50] [--only=get,post] VARIANT...
   VARIANT: name[:item,...], item = NAME=value (environment), node=--option or path/to/main.js`;
 
 export interface Variant {
@@ -44,6 +44,7 @@ export interface AbResult {
   variant: string;
   cpuUs: number[];
   reqPerSec: number[];
+  p50Ms: number[];
   maxRssMb: number;
 }
 
@@ -51,6 +52,8 @@ export interface AbOptions {
   rounds: number;
   /** Seconds per run. */
   duration: number;
+  /** Concurrent connections of the load (1: what a lone client waits). */
+  connections: number;
   /** Scenario ids (bench/scenarios.ts). */
   only: string[];
   log: (line: string) => void;
@@ -60,7 +63,7 @@ const run = (t: Target, s: Scenario, opts: LoadOptions) => driveTarget(t, s.requ
 
 /** Starts one service per variant on a Redis of its own, alternates the runs, stops everything. */
 export async function alternate(variants: Variant[], opts: AbOptions): Promise<AbResult[]> {
-  const load = { connections: 50, duration: opts.duration, warmup: 0 };
+  const load = { connections: opts.connections, duration: opts.duration, warmup: 0 };
   const scenarios = SERVICE_SCENARIOS.filter((s) => opts.only.includes(s.id));
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-ab-'));
   process.env.TEST_REDIS_TMPDIR = dir;
@@ -93,9 +96,17 @@ export async function alternate(variants: Variant[], opts: AbOptions): Promise<A
           const m = await run(t, s, load);
           const variant = variants[i]?.name ?? '';
           const key = `${s.title}\t${variant}`;
-          const r = results.get(key) ?? { scenario: s.title, variant, cpuUs: [], reqPerSec: [], maxRssMb: 0 };
+          const r = results.get(key) ?? {
+            scenario: s.title,
+            variant,
+            cpuUs: [],
+            reqPerSec: [],
+            p50Ms: [],
+            maxRssMb: 0,
+          };
           r.cpuUs.push((m.usage.cpuPercent / 100 / m.reqPerSec) * 1e6);
           r.reqPerSec.push(m.reqPerSec);
+          r.p50Ms.push(m.p50Ms);
           r.maxRssMb = Math.max(r.maxRssMb, m.usage.processMb);
           results.set(key, r);
         }
@@ -118,10 +129,10 @@ export async function alternate(variants: Variant[], opts: AbOptions): Promise<A
 
 export const formatAb = (results: AbResult[]): string =>
   [
-    'scenario\tvariant\tCPU µs/req median (min)\treq/s median\tmax RSS MB',
+    'scenario\tvariant\tCPU µs/req median (min)\treq/s median\tp50 ms median\tmax RSS MB',
     ...results.map(
       (r) =>
-        `${r.scenario}\t${r.variant}\t${median(r.cpuUs).toFixed(0)} (${Math.min(...r.cpuUs).toFixed(0)})\t${median(r.reqPerSec).toFixed(0)}\t${r.maxRssMb.toFixed(0)}`,
+        `${r.scenario}\t${r.variant}\t${median(r.cpuUs).toFixed(0)} (${Math.min(...r.cpuUs).toFixed(0)})\t${median(r.reqPerSec).toFixed(0)}\t${median(r.p50Ms).toFixed(3)}\t${r.maxRssMb.toFixed(0)}`,
     ),
   ].join('\n');
 
@@ -136,6 +147,7 @@ async function main(): Promise<void> {
   const results = await alternate(variants, {
     rounds: Number(value('rounds') ?? 8),
     duration: Number(value('duration') ?? 2),
+    connections: Number(value('connections') ?? 50),
     only: (value('only') ?? 'get,post').split(','),
     log: (line) => process.stderr.write(`ab: ${line}\n`),
   });

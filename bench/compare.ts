@@ -95,7 +95,7 @@ export async function compare(
     log(
       `alternating ${ref} and this build: ${opts.rounds} rounds of ${opts.duration} s runs (${opts.only.join(',')})`,
     );
-    const results = await alternate(variants, { ...opts, log });
+    const results = await alternate(variants, { ...opts, connections: 50, log });
     process.stdout.write(`${table(results, ref)}\n\n`);
     process.stdout.write(
       `CPU µs/req: the service process's CPU time per request, median of ${opts.rounds} alternated runs (min); ` +

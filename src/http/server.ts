@@ -81,6 +81,27 @@ function capPerAddress(server: Server, max: number, ctx: Transport): void {
   });
 }
 
+const CLIENT_IP = Symbol('client ip');
+
+/**
+ * Makes `req.ip` work out the client's address once per request: Express's getter runs proxy-addr (parsing
+ * X-Forwarded-For, checking SVC_TRUST_PROXY) on every read, and the rate limiter, the request's log and the
+ * clients list each read it.
+ */
+function rememberIp(app: Express): void {
+  const express = Object.getPrototypeOf(app.request) as object;
+  const ip = Object.getOwnPropertyDescriptor(express, 'ip')?.get;
+  if (!ip || Object.hasOwn(app.request, 'ip')) return;
+  Object.defineProperty(app.request, 'ip', {
+    configurable: true,
+    enumerable: true,
+    get(this: { [CLIENT_IP]?: string }) {
+      this[CLIENT_IP] ??= ip.call(this) as string;
+      return this[CLIENT_IP];
+    },
+  });
+}
+
 /**
  * Request and response classes whose prototypes are `app.request` and `app.response`. Express gives every
  * request and response those prototypes (Object.setPrototypeOf in app.handle): done to Node's own objects, that
@@ -91,10 +112,12 @@ function capPerAddress(server: Server, max: number, ctx: Transport): void {
 function expressClasses(app: Express) {
   // Node's two classes are plain constructor functions: callable on an object made with another prototype.
   const init = (base: unknown) => base as (this: object, ...args: unknown[]) => void;
-  function ExpressRequest(this: object, socket: Socket) {
+  function ExpressRequest(this: { [CLIENT_IP]?: string }, socket: Socket) {
     init(http.IncomingMessage).call(this, socket);
+    this[CLIENT_IP] = undefined;
   }
   ExpressRequest.prototype = app.request;
+  rememberIp(app);
   function ExpressResponse(this: object, req: IncomingMessage, options?: object) {
     init(http.ServerResponse).call(this, req, options);
   }

@@ -46,14 +46,14 @@ function log(
   locals: Record<string, unknown>,
 ): void {
   if (status < 500 && !logger.isInfoEnabled()) return;
-  const fields = {
+  const fields: Record<string, unknown> = {
     method,
     route,
     status,
-    duration_ms: Number(ms.toFixed(3)),
+    duration_ms: Math.round(ms * 1000) / 1000,
     request_id: locals.requestId,
-    ...(errorType === undefined ? {} : { error: errorType }),
   };
+  if (errorType !== undefined) fields.error = errorType;
   if (status < 500) {
     logRequest(logger, fields);
     return;
