@@ -190,7 +190,7 @@ export async function flush(redis: RedisClient, keyspace: Keyspace, feed?: Flush
 }
 
 /**
- * The service keeps one multiplexed (auto-pipelined) connection per Redis node and shares it between all
+ * The service keeps one multiplexed (pipelined) connection per Redis node and shares it between all
  * requests: `max` is the number of those connections, `active` those open and ready, `idle` always 0.
  */
 export function connectionPool(redis: RedisClient): { active: number; idle: number; max: number } {

@@ -59,9 +59,10 @@ function settle(op: Op, values: readonly unknown[], from = 0): Outcome | ApiErro
 }
 
 /**
- * Runs one operation. One command goes out alone (auto-pipelining); several (set algebra reading many keys)
- * run as a batch, so that they see every key at the same moment (per hash slot on a Cluster). An operation
- * with `whenEmpty` runs it instead of answering 404 not_found; `abandoned` tells it that the client left.
+ * Runs one operation. One command goes out alone (in one write with the other commands of its turn of the event
+ * loop: writeTogether in redis/client.ts); several (set algebra reading many keys) run as a batch, so that they see
+ * every key at the same moment (per hash slot on a Cluster). An operation with `whenEmpty` runs it instead of
+ * answering 404 not_found; `abandoned` tells it that the client left.
  */
 export async function runOp(
   store: Store,

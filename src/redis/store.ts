@@ -11,9 +11,9 @@ export interface Store {
   readonly redis: RedisClient;
   readonly keyspace: Keyspace;
   /**
-   * A call not answered within this many milliseconds of being issued fails (503). ioredis's own command timeout
-   * starts only when the auto-pipeline that holds the command is sent, which under load is after the previous
-   * pipeline's answer (or timeout): a hung Redis would take up to two timeouts to be noticed.
+   * A call not answered within this many milliseconds of being issued fails (503). On a Cluster ioredis's own
+   * command timeout starts only when the auto-pipeline that holds the command is sent, which under load is after
+   * the previous pipeline's answer (or timeout): a hung Redis would take up to two timeouts to be noticed.
    */
   readonly deadlineMs: number;
   /** With SVC_REDIS_WAIT_REPLICAS > 0: sends writes and has replicas confirm them before they are acknowledged. */
