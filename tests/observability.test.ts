@@ -3,7 +3,13 @@ import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import winston from 'winston';
-import { createLogger, flushLogs, logRequest } from '../src/observability/logger';
+import {
+  createLogger,
+  flushLogs,
+  infoEnabled,
+  logRequest,
+  reconfigureLogger,
+} from '../src/observability/logger';
 import { type TestApp, testApp } from './support/app';
 import { count, scrape, typeOf, value } from './support/prometheus';
 
@@ -217,4 +223,19 @@ describe('request logs', () => {
       }
     },
   );
+
+  test('the request log follows the level, set at creation, by a reload or by assignment', () => {
+    const logger = createLogger({ level: 'warn', format: 'json' });
+    expect(infoEnabled(logger)).toBe(false);
+    reconfigureLogger(logger, { level: 'debug', format: 'json' });
+    expect(infoEnabled(logger)).toBe(true);
+    logger.level = 'error';
+    expect(infoEnabled(logger)).toBe(false);
+    logger.level = 'info';
+    expect(infoEnabled(logger)).toBe(true);
+    for (const level of ['error', 'warn', 'info', 'debug']) {
+      logger.level = level;
+      expect(infoEnabled(logger)).toBe(logger.isInfoEnabled());
+    }
+  });
 });

@@ -93,6 +93,16 @@ function detect(logger: Logger): void {
   else direct.delete(logger);
 }
 
+/**
+ * Whether `logger` writes info lines: winston's isInfoEnabled() searches the transports with a closure on every
+ * call; one of our direct loggers has a single transport with no level of its own, so its level decides.
+ */
+export function infoEnabled(logger: Logger): boolean {
+  if (!direct.has(logger)) return logger.isInfoEnabled();
+  const { levels, level } = logger;
+  return (levels[level] ?? -1) >= (levels.info ?? 0);
+}
+
 /** Logs one request line at info, as `logger.info('request', fields)` would (the caller checks the level). */
 export function logRequest(logger: Logger, fields: Record<string, unknown>): void {
   const format = direct.get(logger);

@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { Clients } from './clients';
-import { type Logger, logRequest } from './logger';
+import { infoEnabled, type Logger, logRequest } from './logger';
 import { Metrics } from './metrics';
 import { Stats } from './stats';
 
@@ -45,7 +45,7 @@ function log(
   errorType: string | undefined,
   locals: Record<string, unknown>,
 ): void {
-  if (status < 500 && !logger.isInfoEnabled()) return;
+  if (status < 500 && !infoEnabled(logger)) return;
   const fields: Record<string, unknown> = {
     method,
     route,
