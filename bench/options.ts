@@ -12,6 +12,8 @@ export const USAGE = `npm run bench -- [options]
   --rounds=N           how many times the runs go round the targets and scenarios (the median run is reported)
   --duration=S         seconds per measured run (per round)
   --connections=N      concurrent keep-alive connections (default 50)
+  --pin                as the issue's own measurements: each server (the baselines, the service) on the last CPU,
+                       the load generator and Redis on the others (taskset); not with --compare or workers
   --profile            CPU profiles (node --cpu-prof) of GET, POST and batch instead; BENCH_PROFILE_DIR (/tmp/prof)
   --compare REF        this build against a build of git ref REF (e.g. main): alternated 2 s runs of every service
                        scenario (or --only's), 6 rounds (--rounds), printing both CPU µs per request`;
@@ -41,6 +43,8 @@ export interface Options {
   quick: boolean;
   json: boolean;
   profile: boolean;
+  /** Servers on the last CPU, the load generator and Redis on the others (bench/processes.ts pinCpus). */
+  pin: boolean;
   /** A git ref to compare this build with (bench/compare.ts). */
   compare?: string;
   /** The parts to run. */
@@ -82,6 +86,7 @@ export function parseOptions(args: string[]): Options {
     quick,
     json: flags.has('--json'),
     profile: flags.has('--profile'),
+    pin: flags.has('--pin'),
     compare,
     parts,
     settings,

@@ -1,5 +1,5 @@
 // The servers under test, each its own child process (so RSS is per process), and RSS and CPU sampling from /proc.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 
 const READY_TIMEOUT_MS = 60_000;
@@ -165,4 +165,15 @@ export function sampleProcess(root: number): { stop(): Usage } {
       return { ...max, cpuPercent: (seconds / ((Date.now() - started) / 1000)) * 100 };
     },
   };
+}
+
+/**
+ * Pins every thread of `pid` to CPUs `cpus` (`taskset`, util-linux). Returns false where taskset is missing or the
+ * machine has a single CPU.
+ */
+export function pinCpus(pid: number, cpus: string): boolean {
+  const done = spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], {
+    stdio: 'ignore',
+  });
+  return done.status === 0;
 }

@@ -8,7 +8,7 @@ import { type RedisServer, startRedisServer } from '../tests/support/redis-serve
 import { compare } from './compare';
 import type { Measurement, RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
-import { rssNow } from './processes';
+import { pinCpus, rssNow } from './processes';
 import { profileRun } from './profile';
 import { addRatios, checks, formatText, type MemoryRun, ONE_CLIENT, type Row, row } from './report';
 import { GET_STRING, probe, type Scenario, SERVICE_SCENARIOS } from './scenarios';
@@ -24,10 +24,19 @@ const { parts } = options;
 let load = options.load;
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
+/** With --pin: the servers' CPU (the last), and the others', where the load generator (this process) and Redis run. */
+const CPUS = os.cpus().length;
+const SERVER_CPU = String(CPUS - 1);
+function pinOthers(redisPid: number): void {
+  const others = CPUS > 2 ? `0-${CPUS - 2}` : '0';
+  if (CPUS < 2 || !pinCpus(process.pid, others) || !pinCpus(redisPid, others))
+    throw new Error('--pin needs taskset (util-linux) and at least 2 CPUs');
+}
+
 function machine() {
   const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model;
   const redis = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1];
-  return { nproc: os.availableParallelism(), cpu, node: process.version, redis, loadavg: os.loadavg() };
+  return { nproc: os.cpus().length, cpu, node: process.version, redis, loadavg: os.loadavg() };
 }
 
 /** Starts a target, runs `fn` against it, and always stops it. */
@@ -77,6 +86,7 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
   const start = async (fn: () => Promise<targets.Target>) => {
     const t = await fn();
     started.push(t);
+    if (options.pin) pinCpus(t.server.pid, SERVER_CPU);
     return t;
   };
   const jobs: Job[] = [];
@@ -118,7 +128,9 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
       }
     }
   }
-  if (parts.has('workers')) {
+  if (parts.has('workers') && options.pin) {
+    notes.push('SVC_WORKERS=2 skipped: --pin puts every server on one CPU');
+  } else if (parts.has('workers')) {
     const workers = await start(() => targets.startService(serviceOptions(redis.url, dir, 2)));
     job('GET string', 'service SVC_WORKERS=2', workers, GET_STRING, 2);
   }
@@ -206,6 +218,8 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
   const settings = Object.entries(options.settings).map(([k, v]) => `${k}=${v}`);
   if (settings.length > 0) notes.push(`service settings changed: ${settings.join(' ')}`);
   if (options.nodeArgs.length > 0) notes.push(`service node options: ${options.nodeArgs.join(' ')}`);
+  if (options.pin)
+    notes.push(`--pin: every server on CPU ${SERVER_CPU}, the load generator and Redis on the others`);
   notes.push(`machine: ${info.nproc} CPUs (${info.cpu}), node ${info.node}, redis ${info.redis}`);
   notes.push(`load average at start ${info.loadavg.map((l) => l.toFixed(2)).join(' ')}; took ${seconds} s`);
   if (options.json) {
@@ -228,6 +242,7 @@ async function main(): Promise<void> {
   process.env.TEST_REDIS_TMPDIR = dir; // the helper puts redis-server's data dir there
   const redis = await startRedisServer();
   load = { ...load, redisPid: Number(readFileSync(path.join(redis.dir, 'redis.pid'), 'utf8')) };
+  if (options.pin) pinOthers(load.redisPid as number);
   const raw = new Redis(redis.url);
   try {
     for (const scenario of SERVICE_SCENARIOS) await scenario.seed?.(raw);
