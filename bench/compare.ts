@@ -83,7 +83,7 @@ function table(results: AbResult[], ref: string): string {
 /** Builds REF, alternates it with this build over the scenarios, prints both CPU figures per scenario. */
 export async function compare(
   ref: string,
-  opts: { rounds: number; duration: number; only: string[] },
+  opts: { rounds: number; duration: number; connections: number; only: string[] },
   log: (line: string) => void,
 ): Promise<void> {
   const built = buildRef(ref, log);
@@ -95,7 +95,7 @@ export async function compare(
     log(
       `alternating ${ref} and this build: ${opts.rounds} rounds of ${opts.duration} s runs (${opts.only.join(',')})`,
     );
-    const results = await alternate(variants, { ...opts, connections: 50, log });
+    const results = await alternate(variants, { ...opts, log });
     process.stdout.write(`${table(results, ref)}\n\n`);
     process.stdout.write(
       `CPU µs/req: the service process's CPU time per request, median of ${opts.rounds} alternated runs (min); ` +

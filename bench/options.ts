@@ -13,7 +13,8 @@ export const USAGE = `npm run bench -- [options]
   --duration=S         seconds per measured run (per round)
   --connections=N      concurrent keep-alive connections (default 50)
   --pin                as the issue's own measurements: each server (the baselines, the service) on the last CPU,
-                       the load generator and Redis on the others (taskset); not with --compare or workers
+                       the load generator and Redis on the others (taskset); no workers part; not with --compare
+                       or --profile
   --profile            CPU profiles (node --cpu-prof) of GET, POST and batch instead; BENCH_PROFILE_DIR (/tmp/prof)
   --compare REF        this build against a build of git ref REF (e.g. main): alternated 2 s runs of every service
                        scenario (or --only's), 6 rounds (--rounds), printing both CPU µs per request`;
@@ -77,6 +78,8 @@ export function parseOptions(args: string[]): Options {
   if (at >= 0 && (!compare || compare.startsWith('--')))
     throw new Error(`--compare needs a git ref\n${USAGE}`);
   for (const part of only ?? []) if (!PARTS.includes(part)) throw new Error(`unknown part ${part}\n${USAGE}`);
+  if (flags.has('--pin') && (compare || flags.has('--profile')))
+    throw new Error(`--pin is for the table and the memory runs, not --compare or --profile\n${USAGE}`);
   const parts = new Set(
     // 'large' only when named: its 1 MiB buffers stay in the service's RSS, which every later run would report.
     only ??

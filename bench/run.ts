@@ -18,20 +18,42 @@ if (process.argv.includes('--help')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const options = parseOptions(process.argv.slice(2));
+const options = (() => {
+  try {
+    return parseOptions(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+})();
 const { parts } = options;
 /** The run's load options; the bench's own redis-server's pid is added once it runs (its CPU is sampled too). */
 let load = options.load;
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
-/** With --pin: the servers' CPU (the last), and the others', where the load generator (this process) and Redis run. */
-const CPUS = os.cpus().length;
-const SERVER_CPU = String(CPUS - 1);
-function pinOthers(redisPid: number): void {
-  const others = CPUS > 2 ? `0-${CPUS - 2}` : '0';
-  if (CPUS < 2 || !pinCpus(process.pid, others) || !pinCpus(redisPid, others))
-    throw new Error('--pin needs taskset (util-linux) and at least 2 CPUs');
+/** The CPUs this process may run on (Cpus_allowed_list: "0-3,6"), read before --pin narrows them. */
+function allowedCpus(): number[] {
+  const list = /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '';
+  return list.split(',').flatMap((part) => {
+    const [from, to = from] = part.split('-').map(Number) as [number, number?];
+    return Array.from({ length: (to as number) - from + 1 }, (_, i) => from + i);
+  });
 }
+/** With --pin: the servers' CPU (the last allowed), and the others, where the load generator (this process) and Redis run. */
+const CPUS = allowedCpus();
+const SERVER_CPU = String(CPUS.at(-1));
+const OTHER_CPUS = CPUS.slice(0, -1).join(',');
+function pin(pid: number, cpus: string): void {
+  if (CPUS.length < 2 || !pinCpus(pid, cpus))
+    throw new Error(
+      `--pin needs taskset (util-linux) and at least 2 CPUs (pinning ${pid} to ${cpus} failed)`,
+    );
+}
+/** A started server on the servers' CPU, with --pin. */
+const pinned = (t: targets.Target): targets.Target => {
+  if (options.pin) pin(t.server.pid, SERVER_CPU);
+  return t;
+};
 
 function machine() {
   const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model;
@@ -86,8 +108,7 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
   const start = async (fn: () => Promise<targets.Target>) => {
     const t = await fn();
     started.push(t);
-    if (options.pin) pinCpus(t.server.pid, SERVER_CPU);
-    return t;
+    return pinned(t);
   };
   const jobs: Job[] = [];
   const rows: Row[] = [];
@@ -186,7 +207,7 @@ async function measureJobs(redis: RedisServer, dir: string, notes: string[]): Pr
 async function memory(redisUrl: string, dir: string): Promise<MemoryRun[]> {
   const seconds = options.memorySeconds;
   return using(
-    () => targets.startService(serviceOptions(redisUrl, dir, 1)),
+    () => targets.startService(serviceOptions(redisUrl, dir, 1)).then(pinned),
     async (t) => {
       const runs: MemoryRun[] = [];
       for (let i = 0; i < 3; i++) {
@@ -234,7 +255,8 @@ async function main(): Promise<void> {
   if (options.compare) {
     // Every service scenario but the 1 MiB GET unless --only names some (the parts that are not scenarios drop out).
     const only = SERVICE_SCENARIOS.map((s) => s.id).filter((id) => options.parts.has(id));
-    await compare(options.compare, { rounds: options.rounds, duration: options.load.duration, only }, log);
+    const { duration, connections } = options.load;
+    await compare(options.compare, { rounds: options.rounds, duration, connections, only }, log);
     return;
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
@@ -242,7 +264,7 @@ async function main(): Promise<void> {
   process.env.TEST_REDIS_TMPDIR = dir; // the helper puts redis-server's data dir there
   const redis = await startRedisServer();
   load = { ...load, redisPid: Number(readFileSync(path.join(redis.dir, 'redis.pid'), 'utf8')) };
-  if (options.pin) pinOthers(load.redisPid as number);
+  if (options.pin) for (const pid of [process.pid, load.redisPid as number]) pin(pid, OTHER_CPUS);
   const raw = new Redis(redis.url);
   try {
     for (const scenario of SERVICE_SCENARIOS) await scenario.seed?.(raw);

@@ -151,7 +151,8 @@ function reconnectOnReadonly(): (err: Error) => boolean {
 function baseOptions(config: Config): RedisOptions {
   const SCRIPTS = scripts(config);
   return {
-    // One node's connection sends a turn's commands in one write itself (writeTogether); a Cluster auto-pipelines.
+    // One node's connection pipelines a turn's commands itself, in one write (writeTogether); see createRedis for a
+    // Cluster.
     enableAutoPipelining: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -182,6 +183,8 @@ export function createRedis(config: Config): RedisClient {
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
       redisOptions: {
         ...redisOptions,
+        // The node connections' own calls (a master's DBSIZE, /upstash commands sent to one node) auto-pipeline.
+        enableAutoPipelining: true,
         username: decodeURIComponent(credentials.username) || undefined,
         password: decodeURIComponent(credentials.password) || undefined,
       },
@@ -205,13 +208,14 @@ export function createRedis(config: Config): RedisClient {
 }
 
 /**
- * Has the commands one turn of the event loop sends on `redis` leave in one write: the first command of a turn corks
- * its socket, and the socket is uncorked (one writev) once the turn's I/O callbacks have run. ioredis's
- * auto-pipelining does the same with a Pipeline object per turn (a dozen properties per script we define, a promise,
- * a callback per reply) and lets only one such pipeline wait on Redis at a time; here each command is ioredis's
- * plain one and goes out in the turn it was sent. Measured (docs/performance.md): GET -11 %, POST -13 %, batch
- * -11 % CPU per request under 50 connections, -17 % at one. Commands sent before the connection is ready (its
- * own handshake) are not held.
+ * The service's automatic pipelining on one connection (DESIGN.md: one client, auto-pipelining), done here rather
+ * than by ioredis's option: the commands one turn of the event loop sends on `redis` leave in one write. The first
+ * command of a turn corks the socket, which is uncorked (one writev) once the turn's I/O callbacks have run.
+ * ioredis's option does the same with a Pipeline object per turn (three properties per script we define, a promise,
+ * a callback per reply) and lets only one such pipeline wait on Redis at a time; here each command takes ioredis's
+ * plain path and goes out in the turn it was sent. Measured (docs/performance.md): GET -11 %, POST -13 %, batch
+ * -11 % CPU per request under 50 connections, -17 % at one. Commands sent before the connection is ready (its own
+ * handshake) are not held.
  */
 function writeTogether(redis: Redis): Redis {
   const send = redis.sendCommand.bind(redis);
