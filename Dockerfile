@@ -19,6 +19,8 @@ EXPOSE 8080
 # The admin port is the data port unless SVC_ADMIN_PORT says otherwise (src/config.ts).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SVC_ADMIN_PORT || process.env.SVC_PORT || 8080}/store/admin/ping`).then((r) => process.exit(r.status < 500 ? 0 : 1), () => process.exit(1))"]
-# With the service's V8 options (src/node-flags.ts: a small young generation, docs/performance.md "Memory");
-# NODE_OPTIONS can add others. tests/node-flags.test.ts checks that this line and node-flags.ts agree.
+# With the service's V8 options and malloc settings (src/node-flags.ts: a small young generation, a fixed mmap
+# threshold; docs/performance.md "Memory"); NODE_OPTIONS can add others. tests/node-flags.test.ts checks that these
+# lines and node-flags.ts agree.
+ENV MALLOC_MMAP_THRESHOLD_=131072
 CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]

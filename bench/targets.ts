@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { withServiceFlags } from '../src/node-flags';
+import { SERVICE_ENV, withServiceFlags } from '../src/node-flags';
 import { freePort } from '../tests/support/redis-server';
 import { drive, type LoadOptions, type RequestSpec } from './load';
 import { answers, type ServerProcess, startServer } from './processes';
@@ -60,6 +60,8 @@ export async function startService(opts: ServiceOptions): Promise<Target> {
     logFile: opts.logFile,
     env: {
       ...baseEnv(),
+      // As npm start sets them (its caller's environment could override them; the bench passes none of it).
+      ...SERVICE_ENV,
       SVC_HOST: '127.0.0.1',
       SVC_PORT: String(port),
       SVC_ADMIN_PORT: String(port),

@@ -259,10 +259,14 @@ async function main() {
   }
   await ensureRedis();
 
-  // With the service's V8 options (src/node-flags.ts; NODE_OPTIONS can set others, or the same with other values).
-  const { withServiceFlags } = await import(pathToFileURL(path.join(root, 'dist/src/node-flags.js')).href);
+  // With the service's V8 options and malloc settings (src/node-flags.ts; NODE_OPTIONS and the environment can set
+  // others, or the same with other values).
+  const { withServiceEnv, withServiceFlags } = await import(
+    pathToFileURL(path.join(root, 'dist/src/node-flags.js')).href
+  );
   // Its own process group, so that each signal reaches it once, relayed by the handlers above.
   const code = await run(process.execPath, [...withServiceFlags([]), MAIN], {
+    env: withServiceEnv(process.env),
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });

@@ -1,6 +1,6 @@
 // SVC_WORKERS > 1: the primary forks workers that share the port, replaces crashed ones, and relays signals.
 import cluster, { type Worker } from 'node:cluster';
-import { withServiceFlags } from './node-flags';
+import { withServiceEnv, withServiceFlags } from './node-flags';
 import type { Logger } from './observability/logger';
 import { relayQuestions } from './peers';
 
@@ -34,7 +34,7 @@ export function superviseWorkers(options: {
   const listeningSince = new Map<Worker, number>();
 
   const fork = () => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(withServiceEnv(process.env));
     logger.info('worker started', { pid: worker.process.pid });
   };
 
@@ -63,7 +63,8 @@ export function superviseWorkers(options: {
     logger,
   );
 
-  // Workers run with the service's V8 options even when the primary was started without them (node-flags.ts).
+  // Workers run with the service's V8 options and malloc settings even when the primary was started without them
+  // (node-flags.ts).
   cluster.setupPrimary({ execArgv: withServiceFlags(process.execArgv) });
   for (let i = 0; i < count; i++) fork();
   return {

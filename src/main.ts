@@ -2,6 +2,7 @@
 import cluster from 'node:cluster';
 import { runPrimary } from './cluster';
 import { type Config, ConfigError, loadConfig } from './config';
+import { limitHeapHeadroom } from './heap-headroom';
 import { listen } from './http/server';
 import { applyRuntimeFlags } from './node-flags';
 import { createLogger, flushLogs } from './observability/logger';
@@ -14,7 +15,8 @@ import { startupFailure } from './startup';
 let loaded: Config | undefined;
 
 async function main(): Promise<void> {
-  applyRuntimeFlags();
+  // The headroom adjusts the growth factor the service set; an operator's own --heap-growing-percent is left alone.
+  if (applyRuntimeFlags().some((flag) => flag.startsWith('--heap-growing-percent='))) limitHeapHeadroom();
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();

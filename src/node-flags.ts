@@ -1,5 +1,5 @@
-// The V8 options of the service: those its own launchers start it with (npm start, the Docker image, cluster workers,
-// the bench), and those it sets on itself at start, whichever way it was started.
+// The V8 options and malloc settings of the service: those its own launchers start it with (npm start, the Docker
+// image, cluster workers, the bench), and those it sets on itself at start, whichever way it was started.
 import v8 from 'node:v8';
 
 /**
@@ -15,9 +15,21 @@ export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8']
  * After each full GC the old generation may grow to 2.5 x its live size before the next one (V8 picks up to 4 x on
  * a machine with much memory: a live heap of 30 MB then took 120 MB under load). 2 x cost 64 KiB reads 8 % more
  * CPU than no cap with 2 MB semi-spaces; 2.5 x costs nothing measurable (docs/performance.md, "Memory"). V8 reads
- * it at each GC, so the service sets it itself.
+ * it at each GC, so the service sets it itself; heap-headroom.ts then lowers it for a larger live heap.
  */
 export const SERVICE_RUNTIME_FLAGS: readonly string[] = ['--heap-growing-percent=150'];
+
+/**
+ * glibc's malloc gives each block of 128 KiB or more its own mapping, returned to the system when freed; but by
+ * default, each time such a block is freed it raises that threshold to the block's size (up to 32 MB). Then
+ * redis-parser's reply pools (3 x a 64 KiB value) and 1 MiB values come from the main heap, which only shrinks from
+ * its top: the raw 64 KiB GET scenario left it 15-25 MB larger, for good (docs/performance.md, "Memory"). Setting
+ * the threshold fixes it. glibc reads it at start, so only a launcher can set it; an operator's own value wins.
+ */
+export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
+/** `env` plus each of SERVICE_ENV that `env` does not set. */
+export const withServiceEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ ...SERVICE_ENV, ...env });
 
 const optionName = (flag: string) => flag.split('=')[0] as string;
 const givenOptions = (execArgv: readonly string[], nodeOptions: string) =>

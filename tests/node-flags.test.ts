@@ -3,8 +3,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   applyRuntimeFlags,
+  SERVICE_ENV,
   SERVICE_NODE_FLAGS,
   SERVICE_RUNTIME_FLAGS,
+  withServiceEnv,
   withServiceFlags,
 } from '../src/node-flags';
 
@@ -18,6 +20,16 @@ describe('withServiceFlags', () => {
   test('when the command line or NODE_OPTIONS sets the same option, then its value wins', () => {
     expect(withServiceFlags(['--max-semi-space-size=16'], '')).toEqual(['--max-semi-space-size=16']);
     expect(withServiceFlags([], '--enable-source-maps --max-semi-space-size=8')).toEqual([]);
+  });
+});
+
+describe('withServiceEnv', () => {
+  test('when the environment does not set them, then the malloc settings are added and the rest stays', () => {
+    expect(withServiceEnv({ PATH: '/bin' })).toEqual({ ...SERVICE_ENV, PATH: '/bin' });
+  });
+
+  test("when the environment sets one, then the environment's value wins", () => {
+    expect(withServiceEnv({ MALLOC_MMAP_THRESHOLD_: '65536' }).MALLOC_MMAP_THRESHOLD_).toBe('65536');
   });
 });
 
@@ -36,10 +48,10 @@ describe('applyRuntimeFlags', () => {
   });
 });
 
-test("the Docker image's CMD starts the service with the same flags", () => {
-  const cmd = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')
-    .split('\n')
-    .find((line) => line.startsWith('CMD '));
+test("the Docker image's CMD starts the service with the same flags and malloc settings", () => {
+  const lines = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').split('\n');
+  const cmd = lines.find((line) => line.startsWith('CMD '));
+  for (const [name, value] of Object.entries(SERVICE_ENV)) expect(lines).toContain(`ENV ${name}=${value}`);
   expect(JSON.parse(cmd?.slice('CMD '.length) ?? '[]')).toEqual([
     'node',
     ...SERVICE_NODE_FLAGS,

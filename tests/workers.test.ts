@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { SERVICE_NODE_FLAGS } from '../src/node-flags';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../src/node-flags';
 import { count, parseScrape, typeOf, value } from './support/prometheus';
 import { freePort } from './support/redis-server';
 
@@ -66,9 +66,12 @@ test('when SVC_WORKERS=2, then two workers serve one port, a crashed one is repl
   await waitFor(() => logged('listening').length === 2, 'two workers listening');
   const [first, second] = workerPids();
   expect(first).not.toBe(second);
-  // Workers run with the service's V8 options (node-flags.ts), which this primary was started without.
+  // Workers run with the service's V8 options and malloc settings (node-flags.ts), which this primary was started
+  // without.
   const argv = readFileSync(`/proc/${first}/cmdline`, 'utf8').split('\0');
   expect(argv).toEqual(expect.arrayContaining([...SERVICE_NODE_FLAGS]));
+  const environ = readFileSync(`/proc/${first}/environ`, 'utf8').split('\0');
+  expect(environ).toEqual(expect.arrayContaining(Object.entries(SERVICE_ENV).map(([k, v]) => `${k}=${v}`)));
   const res = await fetch(`http://127.0.0.1:${port}/store/string/workers-test-missing`);
   expect(res.status).toBe(404);
   expect(((await res.json()) as { error: string }).error).toBe('not_found');
