@@ -212,6 +212,8 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     'CPU µs/req',
     'loadgen CPU %',
     'redis CPU %',
+    // Redis's CPU per request: what bounds a fleet of gateway instances in front of one Redis (one core).
+    'redis µs/req',
   ];
   const lines = rows.map((r) => [
     r.scenario,
@@ -227,6 +229,7 @@ export function formatText(rows: Row[], memory: MemoryRun[], found: Check[], not
     fmt(r.cpuUsPerRequest),
     fmt(r.loadgenCpuPercent),
     fmt(r.redisCpuPercent),
+    fmt(r.redisCpuPercent === null || !r.reqPerSec ? null : (r.redisCpuPercent / 100 / r.reqPerSec) * 1e6, 1),
   ]);
   const parts = lines.length > 0 ? [table(header, lines, 2)] : [];
   const rowNotes = rows.filter((r) => r.note).map((r) => `${r.scenario} (${r.target}): ${r.note}`);
