@@ -10,6 +10,7 @@ import { observeRedis } from './engine/run';
 import { ApiError } from './errors';
 import { Feed } from './feed/feed';
 import { changeRoutes } from './feed/routes';
+import { admission, HEAVY_AT_ONCE } from './http/admission';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
@@ -197,12 +198,13 @@ export function createApp(deps: AppDeps): Apps {
   observeRedis(deps.redis, ctx.telemetry.redis);
 
   const guards = chain(rateLimits(ctx), auth.authenticate);
+  const heavy = admission(HEAVY_AT_ONCE, () => ctx.config.redis.commandTimeoutMs);
   const app = baseApp(ctx);
-  const data = new Routes(ctx, app, guards);
+  const data = new Routes(ctx, app, guards, heavy);
   familyRoutes(data, ctx, config.limits);
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
-  if (config.upstash.enabled) upstashRoutes(app, ctx, guards);
+  if (config.upstash.enabled) upstashRoutes(app, ctx, guards, heavy);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
   const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;
