@@ -16,6 +16,7 @@ import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
 import { browserChecks } from './http/browsers';
 import { chain } from './http/chain';
+import { clientIdentity } from './http/client-address';
 import { consoleRoutes } from './http/console';
 import { Contract, type Operation } from './http/contract';
 import { docs } from './http/docs';
@@ -198,7 +199,11 @@ export function createApp(deps: AppDeps): Apps {
   observeRedis(deps.redis, ctx.telemetry.redis);
 
   const guards = chain(rateLimits(ctx), auth.authenticate);
-  const heavy = admission(HEAVY_AT_ONCE, () => ctx.config.redis.commandTimeoutMs);
+  const heavy = admission(
+    HEAVY_AT_ONCE,
+    () => ctx.config.redis.commandTimeoutMs,
+    clientIdentity(config.ipv6PrefixLength),
+  );
   const app = baseApp(ctx);
   const data = new Routes(ctx, app, guards, heavy);
   familyRoutes(data, ctx, config.limits);

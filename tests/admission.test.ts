@@ -14,9 +14,10 @@ async function parkingApp(limit: number, maxWaitMs: number) {
   const started: string[] = [];
   const parked = new Map<string, () => void>();
   const app = express();
+  const clientOf = (req: express.Request) => String(req.headers['x-client'] ?? 'one');
   app.post(
     '/heavy/:id',
-    admission(limit, () => maxWaitMs),
+    admission(limit, () => maxWaitMs, clientOf),
     (req, res) => {
       started.push(req.params.id as string);
       parked.set(req.params.id as string, () => res.end('done'));
@@ -28,8 +29,16 @@ async function parkingApp(limit: number, maxWaitMs: number) {
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const send = (id: string) => {
-    const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: `/heavy/${id}`, agent: false });
+  const send = (id: string, client = 'one') => {
+    const headers = { 'x-client': client };
+    const req = http.request({
+      port,
+      host: '127.0.0.1',
+      method: 'POST',
+      path: `/heavy/${id}`,
+      agent: false,
+      headers,
+    });
     const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
       req.on('response', (res) => {
         let body = '';
@@ -64,6 +73,24 @@ test('when more heavy requests arrive than run at once, then the others wait and
   await p.until(() => p.started.length === 4);
   p.parked.get('d')?.();
   expect((await Promise.all(answers)).map((a) => a.body)).toEqual(['done', 'done', 'done', 'done']);
+  await p.close();
+});
+
+test("when one client floods the line, then another client's request waits for one turn of it, not all", async () => {
+  const p = await parkingApp(1, 60_000);
+  const answers = ['a1', 'a2', 'a3', 'a4'].map((id) => p.send(id, 'a').answer);
+  await p.until(() => p.started.length === 1);
+  // a2-a4 are waiting before b1 arrives.
+  await new Promise((r) => setTimeout(r, 200));
+  answers.push(p.send('b1', 'b').answer);
+  await new Promise((r) => setTimeout(r, 200));
+  for (let n = 1; n <= 4; n++) {
+    p.parked.get(p.started[n - 1] as string)?.();
+    await p.until(() => p.started.length === n + 1);
+  }
+  p.parked.get(p.started[4] as string)?.();
+  expect(p.started).toEqual(['a1', 'a2', 'b1', 'a3', 'a4']);
+  expect((await Promise.all(answers)).every((a) => a.body === 'done')).toBe(true);
   await p.close();
 });
 

@@ -1,5 +1,5 @@
 // Heavy requests (batches, Upstash pipelines and transactions) run a few at a time per process; the rest wait unread.
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 
 /**
@@ -11,38 +11,57 @@ import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 export const HEAVY_AT_ONCE = 8;
 
 /**
- * A middleware admitting at most `limit` requests at a time, in arrival order; a request's turn ends when its
- * response closes (answered or abandoned). One that waits longer than `maxWaitMs()` (the Redis deadline: it could
- * not be answered in time anyway) is a 503, and one whose client leaves while it waits is dropped from the line.
+ * A middleware admitting at most `limit` requests at a time. Waiting requests take turns by client (`clientOf`: a
+ * credential or an address), each client's in arrival order, so that one client's flood does not hold back the
+ * others. A request's turn ends when its response closes (answered or abandoned). One that waits longer than
+ * `maxWaitMs()` (the Redis deadline: it could not be answered in time anyway) is a 503, and one whose client leaves
+ * while it waits is dropped from the line.
  */
-export function admission(limit: number, maxWaitMs: () => number): RequestHandler {
+export function admission(
+  limit: number,
+  maxWaitMs: () => number,
+  clientOf: (req: Request, res: Response) => string,
+): RequestHandler {
   let running = 0;
-  const waiting = new Set<() => void>();
+  // Each client's waiting requests; the clients in the order of their next turn (a Map keeps insertion order).
+  const lines = new Map<string, Set<() => void>>();
+  const dequeue = (client: string, turn: () => void) => {
+    const line = lines.get(client);
+    line?.delete(turn);
+    if (line?.size === 0) lines.delete(client);
+  };
   const release = () => {
     running--;
-    const [next] = waiting;
-    if (next) next();
+    const first = lines.entries().next();
+    if (first.done) return;
+    const [client, line] = first.value;
+    const [turn] = line as Set<() => void>;
+    // The client goes to the back of the rotation with what it has left.
+    lines.delete(client);
+    if (line.size > 1) lines.set(client, line);
+    turn?.();
   };
   const admit = (res: Response) => {
     running++;
     res.once('close', release);
   };
-  return (_req, res, next) => {
+  return (req, res, next) => {
     if (running < limit) {
       admit(res);
       next();
       return;
     }
+    const client = clientOf(req, res);
     const turn = () => {
       clearTimeout(timer);
-      waiting.delete(turn);
+      dequeue(client, turn);
       res.off('close', leave);
       admit(res);
       next();
     };
     const leave = () => {
       clearTimeout(timer);
-      waiting.delete(turn);
+      dequeue(client, turn);
     };
     const timer = setTimeout(() => {
       leave();
@@ -57,7 +76,9 @@ export function admission(limit: number, maxWaitMs: () => number): RequestHandle
         ),
       );
     }, maxWaitMs());
-    waiting.add(turn);
+    const line = lines.get(client);
+    if (line) line.add(turn);
+    else lines.set(client, new Set([turn]));
     res.once('close', leave);
   };
 }
