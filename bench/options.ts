@@ -15,7 +15,7 @@ export const USAGE = `npm run bench -- [options]
   --pin                as the issue's own measurements: each server (the baselines, the service) on the last CPU,
                        the load generator and Redis on the others (taskset); no workers part; not with --compare
                        or --profile
-  --profile            CPU profiles (node --cpu-prof) of GET, POST and batch instead; BENCH_PROFILE_DIR (/tmp/prof)
+  --profile            CPU profiles (node --cpu-prof) of GET, POST and batch, or --only's; BENCH_PROFILE_DIR (/tmp/prof)
   --compare REF        this build against a build of git ref REF (e.g. main): alternated 2 s runs of every service
                        scenario (or --only's), 6 rounds (--rounds), printing both CPU µs per request`;
 
@@ -44,6 +44,8 @@ export interface Options {
   quick: boolean;
   json: boolean;
   profile: boolean;
+  /** The scenarios --profile profiles: --only's, else GET, POST and the batch. */
+  profiled: string[];
   /** Servers on the last CPU, the load generator and Redis on the others (bench/processes.ts pinCpus). */
   pin: boolean;
   /** A git ref to compare this build with (bench/compare.ts). */
@@ -89,6 +91,7 @@ export function parseOptions(args: string[]): Options {
     quick,
     json: flags.has('--json'),
     profile: flags.has('--profile'),
+    profiled: only ?? ['get', 'post', 'batch'],
     pin: flags.has('--pin'),
     compare,
     parts,

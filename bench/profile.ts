@@ -1,4 +1,5 @@
-// `npm run bench -- --profile`: CPU profiles of the service (node --cpu-prof) under the GET, POST and batch loads.
+// `npm run bench -- --profile`: CPU profiles of the service (node --cpu-prof) under the GET, POST and batch loads
+// (or --only's scenarios).
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { formatSummary, summarise } from './cpuprofile';
@@ -16,8 +17,9 @@ export async function profileRun(
   load: LoadOptions,
   outDir: string,
   log: (line: string) => void,
+  ids: readonly string[],
 ): Promise<void> {
-  for (const scenario of SERVICE_SCENARIOS.filter((s) => ['get', 'post', 'batch'].includes(s.id))) {
+  for (const scenario of SERVICE_SCENARIOS.filter((s) => ids.includes(s.id))) {
     const profDir = path.join(outDir, scenario.id);
     rmSync(profDir, { recursive: true, force: true });
     mkdirSync(profDir, { recursive: true });

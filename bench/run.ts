@@ -272,7 +272,7 @@ async function main(): Promise<void> {
       const profileDir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
       // One longer run per scenario: a profile needs more samples than a round's run gives.
       const profileLoad = { ...load, duration: load.duration * options.rounds };
-      await profileRun(serviceOptions(redis.url, dir, 1), profileLoad, profileDir, log);
+      await profileRun(serviceOptions(redis.url, dir, 1), profileLoad, profileDir, log, options.profiled);
     } else {
       await measureAll(redis, dir);
     }

@@ -10,11 +10,13 @@ import { observeRedis } from './engine/run';
 import { ApiError } from './errors';
 import { Feed } from './feed/feed';
 import { changeRoutes } from './feed/routes';
+import { admission, HEAVY_AT_ONCE } from './http/admission';
 import { Auth } from './http/auth/access';
 import { authenticationConfigured } from './http/auth/credentials';
 import { refuseOversizedBody } from './http/body-limits';
 import { browserChecks } from './http/browsers';
 import { chain } from './http/chain';
+import { clientIdentity } from './http/client-address';
 import { consoleRoutes } from './http/console';
 import { Contract, type Operation } from './http/contract';
 import { docs } from './http/docs';
@@ -197,12 +199,17 @@ export function createApp(deps: AppDeps): Apps {
   observeRedis(deps.redis, ctx.telemetry.redis);
 
   const guards = chain(rateLimits(ctx), auth.authenticate);
+  const heavy = admission(
+    HEAVY_AT_ONCE,
+    () => ctx.config.redis.commandTimeoutMs,
+    clientIdentity(config.ipv6PrefixLength),
+  );
   const app = baseApp(ctx);
-  const data = new Routes(ctx, app, guards);
+  const data = new Routes(ctx, app, guards, heavy);
   familyRoutes(data, ctx, config.limits);
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
-  if (config.upstash.enabled) upstashRoutes(app, ctx, guards);
+  if (config.upstash.enabled) upstashRoutes(app, ctx, guards, heavy);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
   const admin = config.admin.enabled ? new Routes(ctx, adminApp, guards) : undefined;

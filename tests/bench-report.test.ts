@@ -46,7 +46,7 @@ test('when the targets are checked, then the ratios are the paired ones', () => 
   ];
   addRatios(rows, rows[0]);
   expect(rows[1]?.vsExpress).toBe(0.8);
-  const found = checks(rows, []);
+  const found = checks(rows, [], 4);
   expect(found.find((c) => c.target.startsWith('GET string: req/s'))).toMatchObject({
     measured: '0.80 x',
     pass: false,
@@ -54,5 +54,21 @@ test('when the targets are checked, then the ratios are the paired ones', () => 
   expect(found.find((c) => c.target.startsWith('SVC_WORKERS=2'))).toMatchObject({
     measured: '1.30 x',
     pass: true,
+  });
+});
+
+test('when the machine has fewer than 4 CPUs, then the workers target does not apply and the CPU budget is said', () => {
+  const express = rowOf('baseline (a) express', [10_000]);
+  const workers = {
+    ...rowOf('service SVC_WORKERS=2', [11_000]),
+    serverCpuPercent: 139,
+    redisCpuPercent: 17,
+    loadgenCpuPercent: 26,
+  };
+  const found = checks([express, rowOf('service', [10_000]), workers], [], 2);
+  expect(found.find((c) => c.target.startsWith('SVC_WORKERS=2'))).toEqual({
+    target: 'SVC_WORKERS=2: >= 1.3 x one process (with 4+ CPUs)',
+    measured: '1.10 x; 2 CPUs full: service 139 % + redis 17 % + load generator 26 % = 182 % of 200 %',
+    pass: null,
   });
 });

@@ -30,6 +30,8 @@ export class Routes {
     private readonly ctx: Transport,
     private readonly router: IRouter,
     private readonly guards: RequestHandler,
+    /** Admits heavy routes a few at a time, before their body is read (http/admission.ts). */
+    private readonly heavy?: RequestHandler,
   ) {
     this.jsonBody = jsonBody(ctx.config.limits.maxBodyBytes);
   }
@@ -46,12 +48,13 @@ export class Routes {
    * A route with its own handler (batches, admin); input is validated before it runs. The caller's permission
    * is checked before the input is validated, so that a client without it learns nothing from 400s and costs no
    * validation; a batch, whose permission depends on its items, passes `authorize` (run instead, on the raw request).
+   * A `heavy` route (a batch) waits for its turn (http/admission.ts) after the guards, before its body is read.
    */
   custom(
     method: Method,
     path: string,
     handler: Handler,
-    { authorize }: { authorize?: (req: Request, res: Response) => void } = {},
+    { authorize, heavy = false }: { authorize?: (req: Request, res: Response) => void; heavy?: boolean } = {},
   ): void {
     const operation = this.ctx.contract.operation(method, path);
     this.served.push(operation);
@@ -76,7 +79,18 @@ export class Routes {
       : operation.bytesBody
         ? [bytesBody(this.ctx.config.limits.maxValueBytes)]
         : [];
-    this.router[method](underPrefixes(path), this.guards, ...body, run);
+    const gate = this.heavy;
+    // Named first, so that a request refused while it waits is logged and counted under its route.
+    const turn: RequestHandler[] =
+      heavy && gate
+        ? [
+            (req, res, next) => {
+              res.locals.route = path;
+              gate(req, res, next);
+            },
+          ]
+        : [];
+    this.router[method](underPrefixes(path), this.guards, ...turn, ...body, run);
   }
 }
 

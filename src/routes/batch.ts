@@ -126,6 +126,6 @@ export function batchRoute(
       req.body = undefined;
       return answer(ctx, res, ops, types, all, idem);
     },
-    { authorize },
+    { authorize, heavy: true },
   );
 }

@@ -66,7 +66,13 @@ function commands(text: unknown, max: number): string[][] {
   return value.map((c, i) => command(c, `command ${i + 1}`));
 }
 
-export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler): void {
+export function upstashRoutes(
+  app: Express,
+  ctx: Context,
+  guards: RequestHandler,
+  /** Admits pipelines and transactions a few at a time, before their body is read (http/admission.ts). */
+  heavy: RequestHandler,
+): void {
   let table: Promise<CommandTable> | undefined;
   const loadTable = () => {
     table ??= CommandTable.load(ctx.redis).catch((err: unknown) => {
@@ -142,11 +148,11 @@ export function upstashRoutes(app: Express, ctx: Context, guards: RequestHandler
   app.post('/upstash', named('/upstash'), guards, body, (req, res) =>
     one(req, res, command(parse(req.body))),
   );
-  app.post('/upstash/pipeline', named('/upstash/pipeline'), guards, body, async (req, res) => {
+  app.post('/upstash/pipeline', named('/upstash/pipeline'), guards, heavy, body, async (req, res) => {
     const [r, planned] = await planAll(req, res, commands(req.body, ctx.config.limits.batchMaxOperations));
     answer(req, res, await runPipeline(r, planned));
   });
-  app.post('/upstash/multi-exec', named('/upstash/multi-exec'), guards, body, async (req, res) => {
+  app.post('/upstash/multi-exec', named('/upstash/multi-exec'), guards, heavy, body, async (req, res) => {
     const [r, planned] = await planAll(req, res, commands(req.body, ctx.config.limits.batchMaxOperations));
     answer(req, res, await runTransaction(r, planned));
   });

@@ -3800,7 +3800,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Redis is unreachable, did not answer within SVC_REDIS_COMMAND_TIMEOUT_MS, is failing over (a Sentinel failover under way, a demoted primary answering READONLY, a Cluster master lost, LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, MOVED/ASK that could not be followed), or, with SVC_REDIS_WAIT_REPLICAS > 0, the replicas did not confirm a write within SVC_REDIS_WAIT_TIMEOUT_MS. The service answers quickly and recovers by itself. On a write a 503 means the outcome is unknown: the write may have been applied; retry it if it is idempotent. See the README's "Failure modes". */
+        /** @description Redis is unreachable, did not answer within SVC_REDIS_COMMAND_TIMEOUT_MS, is failing over (a Sentinel failover under way, a demoted primary answering READONLY, a Cluster master lost, LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, MOVED/ASK that could not be followed), or, with SVC_REDIS_WAIT_REPLICAS > 0, the replicas did not confirm a write within SVC_REDIS_WAIT_TIMEOUT_MS; a batch (or an /upstash pipeline or transaction) also when it could not start within SVC_REDIS_COMMAND_TIMEOUT_MS because each process runs at most 8 of them at once (then nothing of it ran). The service answers quickly and recovers by itself. On a write a 503 means the outcome is unknown: the write may have been applied; retry it if it is idempotent. See the README's "Failure modes". */
         ServiceUnavailable: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];

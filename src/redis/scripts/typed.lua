@@ -10,13 +10,14 @@
 -- `changed(key, kind, operation)`, which appends it, comes before this library: src/redis/change-event.ts writes it
 -- with the event's fields, which every other writer (the waiting pop, flush, expirations) takes from there too.
 
--- Commands that change the key whenever they succeed, although their reply may be 0 (HSET of existing fields).
-local ALWAYS_CHANGES = {SET = true, HSET = true, HMSET = true}
+-- This library runs on every call of every typed script (EVAL keeps no state between calls), so its top level only
+-- defines functions: no tables (each one costs Redis ~0.2 µs to build and collect per call; lookups are if-chains).
 
 -- Whether a write command's reply shows a change: a positive count, OK, a popped element; not 0, nil or {}.
 -- `flags` are those typed_write split off the command, `arg` the first argument after them.
 local function changes(cmd, flags, arg, reply)
-  if ALWAYS_CHANGES[cmd] then return true end
+  -- These change the key whenever they succeed, although their reply may be 0 (HSET of existing fields).
+  if cmd == 'SET' or cmd == 'HSET' or cmd == 'HMSET' then return true end
   -- ZADD without CH counts only the members added, not a new score of one already there (NX only adds).
   if cmd == 'ZADD' and not flags and arg ~= 'NX' then return true end
   local kind = type(reply)
@@ -32,7 +33,12 @@ end
 -- (GET, HGETALL, HKEYS, HVALS, SMEMBERS) costs its key's size (STRLEN; HLEN / SCARD and MEMORY USAGE, which is
 -- O(elements) without building anything); every reply is counted after it is read, so that no call goes past them.
 local spent_elements, spent_bytes = 0, 0
-local WHOLE_SIZE = {HGETALL = 'HLEN', HKEYS = 'HLEN', HVALS = 'HLEN', SMEMBERS = 'SCARD'}
+
+-- The size command of a whole read (HGETALL, HKEYS, HVALS: HLEN; SMEMBERS: SCARD); nil for any other read.
+local function whole_size(cmd)
+  if cmd == 'HGETALL' or cmd == 'HKEYS' or cmd == 'HVALS' then return 'HLEN' end
+  if cmd == 'SMEMBERS' then return 'SCARD' end
+end
 
 local function too_large(elements, bytes)
   return redis.error_reply('REPLY_TOO_LARGE ' .. elements .. ' ' .. bytes)
@@ -44,7 +50,7 @@ local function read_estimate(key, argv)
   local cmd = argv[2]
   if cmd == 'WHOLE' then cmd = argv[3] end
   if cmd == 'GET' then return 1, redis.call('STRLEN', key) end
-  local size = WHOLE_SIZE[cmd]
+  local size = whole_size(cmd)
   if not size then return 0, 0 end
   local n = redis.call(size, key)
   if cmd == 'HGETALL' then n = 2 * n end
@@ -53,21 +59,23 @@ local function read_estimate(key, argv)
   return n, redis.call('MEMORY', 'USAGE', key, 'SAMPLES', 0) or 0
 end
 
--- Adds a reply (a string, or an array of strings, numbers or arrays) to what this call has read; false when the
--- budget is exceeded.
-local function spend(reply)
+-- The elements and bytes of a reply: a string, or an array of strings, numbers or arrays.
+local function reply_size(value)
+  local kind = type(value)
+  if kind == 'string' then return 1, #value end
+  if kind == 'number' then return 1, 0 end
+  if kind ~= 'table' or value.ok ~= nil or value.err ~= nil then return 0, 0 end
   local elements, bytes = 0, 0
-  local function count(value)
-    local kind = type(value)
-    if kind == 'string' then
-      elements, bytes = elements + 1, bytes + #value
-    elseif kind == 'table' and value.ok == nil and value.err == nil then
-      for _, item in ipairs(value) do count(item) end
-    elseif kind == 'number' then
-      elements = elements + 1
-    end
+  for _, item in ipairs(value) do
+    local e, b = reply_size(item)
+    elements, bytes = elements + e, bytes + b
   end
-  count(reply)
+  return elements, bytes
+end
+
+-- Adds a reply to what this call has read; false when the budget is exceeded.
+local function spend(reply)
+  local elements, bytes = reply_size(reply)
   spent_elements, spent_bytes = spent_elements + elements, spent_bytes + bytes
   return spent_elements <= BUDGET.elements and spent_bytes <= BUDGET.bytes
 end
@@ -137,7 +145,7 @@ local function typed_read(key, argv)
   if #argv > 1 then
     local cmd, from = argv[2], 3
     if cmd == 'WHOLE' then
-      local n = redis.call(WHOLE_SIZE[argv[3]], key)
+      local n = redis.call(whole_size(argv[3]), key)
       if n > BUDGET.unpaged then return redis.error_reply('PAGE_REQUIRED ' .. n) end
       cmd, from = argv[3], 4
     end
@@ -217,10 +225,17 @@ local function typed_write(key, argv)
   return {existed and 1 or 0, reply, count}
 end
 
--- Redis's messages for a stored value that is not a number of the kind asked, or a result out of range.
-local NUMBER_ERRORS = {
-  'not an integer', 'not a valid float', 'not a float', 'overflow', 'NaN or Infinity', 'not a number (NaN)',
-}
+-- Whether an error of INCRBY and co. is Redis's message for a stored value that is not a number of the kind asked,
+-- or for a result out of range.
+local function number_error(err)
+  local texts = {
+    'not an integer', 'not a valid float', 'not a float', 'overflow', 'NaN or Infinity', 'not a number (NaN)',
+  }
+  for _, text in ipairs(texts) do
+    if string.find(err, text, 1, true) then return true end
+  end
+  return false
+end
 
 -- One increment of a number in `key` (a string, a field of a hash, the score of a sorted set's member), answering
 -- the new value exactly.
@@ -241,9 +256,7 @@ local function typed_incr(key, argv)
   if argv[1] == 'zset' and existed then had = redis.call('ZSCORE', key, argv[5]) ~= false end
   local reply = redis.pcall(argv[3], key, unpack(argv, 4))
   if type(reply) == 'table' and reply.err then
-    for _, text in ipairs(NUMBER_ERRORS) do
-      if string.find(reply.err, text, 1, true) then return redis.error_reply('NOT_A_NUMBER ' .. reply.err) end
-    end
+    if number_error(reply.err) then return redis.error_reply('NOT_A_NUMBER ' .. reply.err) end
     return reply
   end
   -- Lua numbers are doubles: an integer reply beyond 2^53 would lose digits, the stored string does not.
@@ -272,28 +285,24 @@ local function sorted_digests(kind, digests)
   table.sort(digests)
   return redis.sha1hex(kind .. ':' .. table.concat(digests))
 end
-local ETAG_DIGEST = {
-  list = function(key) return redis.sha1hex('list:' .. cjson.encode(redis.call('LRANGE', key, 0, -1))) end,
-  zset = function(key)
+local function etag_of(key, actual, value)
+  if actual == 'none' then return nil end
+  if actual == 'string' then return redis.sha1hex(value or redis.call('GET', key)) end
+  if actual == 'list' then return redis.sha1hex('list:' .. cjson.encode(redis.call('LRANGE', key, 0, -1))) end
+  if actual == 'zset' then
     return redis.sha1hex('zset:' .. cjson.encode(redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')))
-  end,
-  hash = function(key)
+  end
+  if actual == 'hash' then
     local pairs, digests = redis.call('HGETALL', key), {}
     -- The field's length first: no two pairs share a text.
     for i = 1, #pairs, 2 do digests[#digests + 1] = redis.sha1hex(#pairs[i] .. ':' .. pairs[i] .. pairs[i + 1]) end
     return sorted_digests('hash', digests)
-  end,
-  set = function(key)
+  end
+  if actual == 'set' then
     local members = redis.call('SMEMBERS', key)
     for i = 1, #members do members[i] = redis.sha1hex(members[i]) end
     return sorted_digests('set', members)
-  end,
-}
-local function etag_of(key, actual, value)
-  if actual == 'none' then return nil end
-  if actual == 'string' then return redis.sha1hex(value or redis.call('GET', key)) end
-  local digest = ETAG_DIGEST[actual]
-  if digest then return digest(key) end
+  end
   return redis.sha1hex(redis.call('DUMP', key))
 end
 
@@ -312,7 +321,13 @@ local function delete_any(key)
   if FEED and deleted == 1 then changed(key, kind, 'del') end
   return deleted
 end
-local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = delete_any}
+-- typed_etag's operation by its kind: 'r', 'w', 'i' or 'd'.
+local function etag_run(kind)
+  if kind == 'r' then return typed_read end
+  if kind == 'w' then return typed_write end
+  if kind == 'i' then return typed_incr end
+  return delete_any
+end
 
 -- Answering an ETag the client did not ask for is bounded: its digest reads the whole key. A page read of a list
 -- or sorted set (answer '2'), or of a page of a hash or set, answers it up to ETAG_MAX_ELEMENTS elements; an unconditional write (answer '3') up
@@ -321,13 +336,14 @@ local ETAG_RUN = {r = typed_read, w = typed_write, i = typed_incr, d = delete_an
 -- digest answered 4,579 req/s, without it 6,978 (npm run bench -- --quick --only=leaderboard).
 local ETAG_MAX_ELEMENTS = 128
 local ETAG_MAX_BYTES = 16384
-local ETAG_SIZE = {list = 'LLEN', zset = 'ZCARD', hash = 'HLEN', set = 'SCARD', string = 'STRLEN'}
 local function etag_bounded(key, actual, answer, paged)
   -- A whole hash or set read is itself bounded (BUDGET.unpaged, the reply budget); its pages are not.
   if answer == '2' and actual ~= 'list' and actual ~= 'zset' and not paged then return true end
-  local size = ETAG_SIZE[actual]
-  if size == nil then return true end
-  return redis.call(size, key) <= (actual == 'string' and ETAG_MAX_BYTES or ETAG_MAX_ELEMENTS)
+  if actual == 'string' then return redis.call('STRLEN', key) <= ETAG_MAX_BYTES end
+  local size = (actual == 'list' and 'LLEN') or (actual == 'zset' and 'ZCARD') or (actual == 'hash' and 'HLEN')
+    or (actual == 'set' and 'SCARD')
+  if not size then return true end
+  return redis.call(size, key) <= ETAG_MAX_ELEMENTS
 end
 
 -- Runs typed_read ('r'), typed_write ('w'), typed_incr ('i') or a DEL ('d') under an If-Match precondition,
@@ -342,7 +358,7 @@ end
 -- another type fails as the operation would (wrong_type), whatever the precondition.
 local function typed_etag(key, argv)
   local kind, answer, match = string.sub(argv[1], 1, 1), string.sub(argv[1], 2, 2), string.sub(argv[1], 3)
-  local run = ETAG_RUN[kind]
+  local run = etag_run(kind)
   local inner = {}
   for i = 2, #argv do inner[i - 1] = argv[i] end
   local expected = inner[1]
