@@ -201,7 +201,8 @@ export function createApp(deps: AppDeps): Apps {
   const guards = chain(rateLimits(ctx), auth.authenticate);
   const heavy = admission(
     HEAVY_AT_ONCE,
-    () => ctx.config.redis.commandTimeoutMs,
+    // The longest a heavy request may then wait on Redis: a durable write's deadline includes the replicas' WAIT.
+    () => Math.max(ctx.config.redis.commandTimeoutMs, ctx.store.durable?.deadlineMs ?? 0),
     clientIdentity(config.ipv6PrefixLength),
   );
   const app = baseApp(ctx);
