@@ -24,6 +24,10 @@ export function opRoute(
     ctx.access.authorize(res, permission, op.keys);
     const idem = op.writes ? idempotencyOf(ctx, req, res) : undefined;
     const waits = op.whenEmpty !== undefined;
+    const ifNoneMatch = input.headers['if-none-match'];
+    // The operation holds what the request said: its body (a 64 KiB upload, say) need not stay in memory while Redis
+    // answers, nor after the answer until the connection's next request (Node keeps a connection's last request).
+    req.body = undefined;
     const outcome = await runOp(
       ctx.store,
       op,
@@ -31,9 +35,9 @@ export function opRoute(
       idem,
       waits ? clientOf(req, res) : undefined,
     ).finally(() => markReplay(res, idem));
-    if (outcome.bytes) sendBytes(res, outcome, input.headers['if-none-match']);
+    if (outcome.bytes) sendBytes(res, outcome, ifNoneMatch);
     else if (outcome.etag === undefined) sendJson(res, outcome.status, outcome.body);
-    else sendTagged(res, outcome, method === 'get' ? input.headers['if-none-match'] : undefined);
+    else sendTagged(res, outcome, method === 'get' ? ifNoneMatch : undefined);
   });
 }
 
