@@ -35,7 +35,7 @@ export function admission(
     const first = lines.entries().next();
     if (first.done) return;
     const [client, line] = first.value;
-    const [turn] = line as Set<() => void>;
+    const [turn] = line;
     // The client goes to the back of the rotation with what it has left.
     lines.delete(client);
     if (line.size > 1) lines.set(client, line);
