@@ -10,8 +10,18 @@ import type { Measurement, RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
 import { pinCpus, rssNow } from './processes';
 import { profileRun } from './profile';
-import { addRatios, checks, formatText, type MemoryRun, ONE_CLIENT, type Row, row } from './report';
-import { GET_STRING, probe, type Scenario, SERVICE_SCENARIOS } from './scenarios';
+import {
+  addRatios,
+  checks,
+  EXPRESS,
+  formatText,
+  type MemoryRun,
+  NODE,
+  ONE_CLIENT,
+  type Row,
+  row,
+} from './report';
+import { BATCH, GET_STRING, probe, type Scenario, SERVICE_SCENARIOS } from './scenarios';
 import * as targets from './targets';
 
 if (process.argv.includes('--help')) {
@@ -120,12 +130,15 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
     processes = 1,
     connections?: number,
   ) => jobs.push({ scenario, target, server, request, opsPerRequest, processes, connections, runs: [] });
-  if (parts.has('express'))
-    job('GET string', 'baseline (a) express', await start(targets.startExpressBaseline));
-  if (parts.has('node')) {
+  if (parts.has('express')) job('GET string', EXPRESS, await start(targets.startExpressBaseline));
+  if (parts.has('node') || parts.has('batch')) {
     const node = await start(() => targets.startNodeBaseline(redis.url));
-    job('GET string', 'baseline (b) node+ioredis', node);
-    job(ONE_CLIENT, 'baseline (b) node+ioredis', node, GET_STRING, 1, 1);
+    if (parts.has('node')) {
+      job('GET string', NODE, node);
+      job(ONE_CLIENT, NODE, node, GET_STRING, 1, 1);
+    }
+    // The batch's floor on this machine (baseline-node.ts): the batch target is read against it.
+    if (parts.has('batch')) job(BATCH.title, NODE, node, BATCH);
   }
   if (parts.has('webdis') && targets.onPath('webdis')) {
     const webdis = await start(() => targets.startWebdis(redis.port, dir));
@@ -163,10 +176,12 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
 const RUN_FIRST = [
   ['GET string', 'service SVC_WORKERS=2'],
   ['GET string', 'service'],
-  ['GET string', 'baseline (a) express'],
+  ['GET string', EXPRESS],
   ['POST string', 'service'],
   [ONE_CLIENT, 'service'],
-  [ONE_CLIENT, 'baseline (b) node+ioredis'],
+  [ONE_CLIENT, NODE],
+  [BATCH.title, 'service'],
+  [BATCH.title, NODE],
 ];
 
 /** The jobs in the order they run in a round: RUN_FIRST's, then the others as listed (the table keeps its order). */
@@ -230,8 +245,7 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
   const info = machine(); // before the load: the load average says how busy the machine already was
   const notes: string[] = [];
   const rows = await measureJobs(redis, dir, notes);
-  const base = (target: string) => rows.find((r) => r.target === target);
-  addRatios(rows, base('baseline (a) express'), base('baseline (b) node+ioredis'));
+  addRatios(rows);
   const memoryRuns = parts.has('memory') ? await memory(redis.url, dir) : [];
   if (!parts.has('memory')) notes.push('no memory runs in this run (--memory runs them alone)');
   const found = checks(rows, memoryRuns);

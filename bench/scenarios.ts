@@ -78,6 +78,14 @@ const batchBody = JSON.stringify({
   })),
 });
 
+/** 100 string sets in one batch request (the service's and, as its floor, baseline (b)'s: baseline-node.ts). */
+export const BATCH: Scenario = {
+  id: 'batch',
+  title: `string batch (${BATCH_SIZE} sets)`,
+  opsPerRequest: BATCH_SIZE,
+  request: { method: 'POST', path: '/store/string/batch', headers: json, body: batchBody },
+};
+
 /** The service's scenarios, in the order they run. */
 export const SERVICE_SCENARIOS: readonly Scenario[] = [
   GET_STRING,
@@ -131,12 +139,7 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
       );
     },
   },
-  {
-    id: 'batch',
-    title: `string batch (${BATCH_SIZE} sets)`,
-    opsPerRequest: BATCH_SIZE,
-    request: { method: 'POST', path: '/store/string/batch', headers: json, body: batchBody },
-  },
+  BATCH,
   {
     id: 'raw-get',
     title: 'GET string bytes (64 KiB, octet-stream)',

@@ -44,7 +44,7 @@ test('when the targets are checked, then the ratios are the paired ones', () => 
     rowOf('service', [8_000, 4_000, 6_400]),
     rowOf('service SVC_WORKERS=2', [12_000, 5_000, 8_320]),
   ];
-  addRatios(rows, rows[0]);
+  addRatios(rows);
   expect(rows[1]?.vsExpress).toBe(0.8);
   const found = checks(rows, [], 4);
   expect(found.find((c) => c.target.startsWith('GET string: req/s'))).toMatchObject({
