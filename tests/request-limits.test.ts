@@ -3,7 +3,7 @@
 import http, { type Server } from 'node:http';
 import net from 'node:net';
 import request from 'supertest';
-import { MAX_JSON_DEPTH } from '../src/http/body-limits';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/http/body-limits';
 import { type TestApp, testApp } from './support/app';
 
 let t: TestApp;
@@ -95,6 +95,52 @@ describe('JSON nesting', () => {
       .send(`{"value":"${value}"}`);
     expect(res.status).toBe(201);
     expect(await t.raw.get(`${t.prefix}brackets`)).toBe(`${'[{'.repeat(100)}"[`);
+  });
+});
+
+describe('the nesting scan (nestsDeeperThan)', () => {
+  /** The scan byte by byte, as it was before strings were skipped with indexOf: the reference. */
+  function byteByByte(buf: Buffer, limit: number): boolean {
+    let depth = 0;
+    let inString = false;
+    for (let i = 0; i < buf.length; i++) {
+      const c = buf[i];
+      if (inString) {
+        if (c === 0x5c) i++;
+        else if (c === 0x22) inString = false;
+      } else if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) {
+        if (++depth > limit) return true;
+      } else if (c === 0x7d || c === 0x5d) depth--;
+    }
+    return false;
+  }
+
+  test('when a string ends in escaped backslashes, then the brackets after it count', () => {
+    // The JSON string "a\\" (an a, then an escaped backslash) ends at its quote, which the backslash before it does
+    // not escape: the object and the three arrays after it nest 4 levels.
+    const body = Buffer.from('{"v":"a\\\\","w":[[[1]]]}');
+    expect(nestsDeeperThan(body, 4)).toBe(false);
+    expect(nestsDeeperThan(body, 3)).toBe(true);
+    // An escaped quote does not end the string: the brackets inside it do not count.
+    expect(nestsDeeperThan(Buffer.from('{"v":"\\"[[[[\\""}'), 1)).toBe(false);
+  });
+
+  test('when given any mix of brackets, quotes and backslashes, then it agrees with the byte-by-byte scan', () => {
+    const alphabet = '[]{}"\\a,:';
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let n = 0; n < 20_000; n++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 30) }, () =>
+        alphabet.charAt(Math.floor(random() * alphabet.length)),
+      ).join('');
+      const buf = Buffer.from(text);
+      for (const limit of [0, 1, 2, 3])
+        expect([text, limit, nestsDeeperThan(buf, limit)]).toEqual([text, limit, byteByByte(buf, limit)]);
+    }
   });
 });
 
