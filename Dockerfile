@@ -22,5 +22,5 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
 # With the service's V8 options and malloc settings (src/node-flags.ts: a small young generation, a fixed mmap
 # threshold; docs/performance.md "Memory"); NODE_OPTIONS can add others. tests/node-flags.test.ts checks that these
 # lines and node-flags.ts agree.
-ENV MALLOC_MMAP_THRESHOLD_=131072
+ENV MALLOC_MMAP_THRESHOLD_=65536
 CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]

@@ -29,7 +29,7 @@ describe('withServiceEnv', () => {
   });
 
   test("when the environment sets one, then the environment's value wins", () => {
-    expect(withServiceEnv({ MALLOC_MMAP_THRESHOLD_: '65536' }).MALLOC_MMAP_THRESHOLD_).toBe('65536');
+    expect(withServiceEnv({ MALLOC_MMAP_THRESHOLD_: '262144' }).MALLOC_MMAP_THRESHOLD_).toBe('262144');
   });
 });
 
