@@ -44,7 +44,12 @@ function batch(req: http.IncomingMessage, res: http.ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const { operations } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { operations: SetItem[] };
+    let operations: SetItem[];
+    try {
+      ({ operations } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { operations: SetItem[] });
+    } catch {
+      return answer(res, 400, { error: 'invalid_request' });
+    }
     setEach(
       operations.map((o) => o.key),
       operations.map((o) => o.value),

@@ -72,3 +72,20 @@ test('when the machine has fewer than 4 CPUs, then the workers target does not a
     pass: null,
   });
 });
+
+test("when baseline (b) ran the batch, then the batch's line names that floor and its CPU budget", () => {
+  const batch = (target: string, rps: number) => ({
+    ...rowOf(target, [rps], 'string batch (100 sets)'),
+    opsPerSec: rps * 100,
+    serverCpuPercent: 90,
+    redisCpuPercent: 50,
+    loadgenCpuPercent: 15,
+  });
+  const found = checks([batch('service', 800), batch('baseline (b) node+ioredis', 1_900)], [], 2);
+  expect(found.find((c) => c.target.startsWith('string batch'))).toEqual({
+    target: 'string batch: >= 250,000 ops/s',
+    measured:
+      '80,000 ops/s (service 90 % + redis 50 % + load generator 15 % = 155 % of 200 %); floor (b) 190,000 ops/s, service 90 % + redis 50 % + load generator 15 % = 155 % of 200 %',
+    pass: false,
+  });
+});
