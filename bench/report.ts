@@ -153,10 +153,8 @@ export function checks(rows: Row[], memory: MemoryRun[], cpus = availableParalle
   if (batch) {
     const ops = batch.opsPerSec as number;
     // The least an atomic, type-checked batch costs on this machine (baseline-node.ts), when it ran.
-    const floor = find(batch.scenario, NODE)?.opsPerSec;
-    const of = floor
-      ? `; floor (b) ${fmt(floor)} ops/s, ${cpuBudget(find(batch.scenario, NODE) as Row, cpus)}`
-      : '';
+    const floor = find(batch.scenario, NODE);
+    const of = floor?.opsPerSec ? `; floor (b) ${fmt(floor.opsPerSec)} ops/s, ${cpuBudget(floor, cpus)}` : '';
     out.push({
       target: 'string batch: >= 250,000 ops/s',
       measured: `${fmt(ops)} ops/s (${cpuBudget(batch, cpus)})${of}`,

@@ -16,6 +16,14 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
+/** `handler`, with the request's route named first (res.locals.route: its log line and metrics). */
+const named =
+  (path: string, handler: RequestHandler): RequestHandler =>
+  (req, res, next) => {
+    res.locals.route = path;
+    return handler(req, res, next);
+  };
+
 /**
  * Registers one group of families (data or admin) in an app, each route under every prefix and behind the guards
  * (rate limits, authentication). Registered straight in the app, a route costs the router one layer: no mounted
@@ -34,14 +42,6 @@ export class Routes {
     private readonly heavy?: RequestHandler,
   ) {
     this.jsonBody = jsonBody(ctx.config.limits.maxBodyBytes);
-  }
-
-  /** Parses a JSON body; the route is named first, so that a bad body is logged and counted under it. */
-  private readBody(path: string): RequestHandler {
-    return (req, res, next) => {
-      res.locals.route = path;
-      this.jsonBody(req, res, next);
-    };
   }
 
   /**
@@ -74,22 +74,14 @@ export class Routes {
       if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
+    // A JSON body is parsed, and a heavy route waits for its turn, with the route named first: a bad body or a
+    // request refused while it waits is logged and counted under it.
     const body = operation.hasBody
-      ? [this.readBody(path)]
+      ? [named(path, this.jsonBody)]
       : operation.bytesBody
         ? [bytesBody(this.ctx.config.limits.maxValueBytes)]
         : [];
-    const gate = this.heavy;
-    // Named first, so that a request refused while it waits is logged and counted under its route.
-    const turn: RequestHandler[] =
-      heavy && gate
-        ? [
-            (req, res, next) => {
-              res.locals.route = path;
-              gate(req, res, next);
-            },
-          ]
-        : [];
+    const turn = heavy && this.heavy ? [named(path, this.heavy)] : [];
     this.router[method](underPrefixes(path), this.guards, ...turn, ...body, run);
   }
 }
