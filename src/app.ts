@@ -28,6 +28,7 @@ import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
+import { CapabilityWatch } from './redis/capability-watch';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
 import type { Fence } from './redis/failover-fence';
@@ -159,10 +160,12 @@ export function createApp(deps: AppDeps): Apps {
     limiterRedis: deps.limiterRedis,
     logger: deps.logger,
     keyspace,
+    capabilities: new CapabilityWatch(deps.redis, config.redis.maxArguments || null, deps.logger),
     store: {
       redis: deps.redis,
       keyspace,
       deadlineMs: config.redis.commandTimeoutMs,
+      maxArguments: config.redis.maxArguments,
       durable: durableWriter(deps),
       fence: deps.fence,
       waiters: deps.waiters,

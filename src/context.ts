@@ -3,6 +3,7 @@ import type { Config } from './config';
 import type { Feed } from './feed/feed';
 import type { Access, Transport } from './http/transport';
 import type { Peers } from './peers';
+import type { CapabilityWatch } from './redis/capability-watch';
 import type { RedisClient } from './redis/client';
 import type { Keyspace } from './redis/keys';
 import type { Store } from './redis/store';
@@ -14,6 +15,8 @@ export interface Context extends Transport {
   config: Config;
   readonly redis: RedisClient;
   readonly keyspace: Keyspace;
+  /** What the server allows, probed at each connection event of `redis` (never per request). */
+  readonly capabilities: CapabilityWatch;
   /** Where data operations run: `redis` and `keyspace`, the deadline, the durable writer (engine/run.ts). */
   readonly store: Store;
   access: Access;

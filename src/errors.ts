@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   rate_limit_exceeded: 429,
   server_error: 500,
+  command_refused: 501,
   service_unavailable: 503,
 } as const;
 
@@ -104,6 +105,33 @@ const UNAVAILABLE_REPLIES = [
   'ASK',
   'NOREPLICAS',
 ];
+
+/** Why a Redis error reply means its command is refused; undefined when the command ran (or failed on its input). */
+export function refusalReason(err: unknown): string | undefined {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/^ERR unknown (sub)?command|^ERR Unknown Redis command called from script/i.test(message))
+    return 'unknown command: renamed or disabled';
+  if (message.startsWith('NOPERM')) return 'denied by ACL (NOPERM)';
+  return undefined;
+}
+
+/**
+ * A command the server refuses (renamed away, or denied by ACL, as managed Redis services do): a 501 that names it,
+ * since retrying cannot help. Undefined for any other reply.
+ */
+export function commandRefused(err: Error, command?: string): ApiError | undefined {
+  const { message } = err;
+  const reason = refusalReason(err);
+  if (!reason) return undefined;
+  const name = command ?? /'([^']+)'/.exec(message)?.[1]?.replace('|', ' ').toUpperCase() ?? 'a command';
+  return new ApiError(
+    'command_refused',
+    `The data store refuses ${name} (${reason}); this operation is not available on it`,
+    {
+      cause: err,
+    },
+  );
+}
 
 function unavailable(cause: unknown): ApiError {
   return new ApiError('service_unavailable', 'The data store is unavailable; retry shortly', {
@@ -179,6 +207,8 @@ export function toApiError(err: unknown): ApiError {
   if (err.name === 'ReplyError') {
     const code = err.message.split(' ', 1)[0] ?? '';
     if (UNAVAILABLE_REPLIES.includes(code)) return unavailable(err);
+    const refused = commandRefused(err);
+    if (refused) return refused;
     return new ApiError('server_error', 'Unexpected reply from the data store', { cause: err });
   }
   if (

@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     await service.connect();
     logger.info('connected to redis', { redis: target });
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     logger.warn('redis is not reachable yet; answering 503 until it is', {
       redis: target,
       cause: (err as Error).message,

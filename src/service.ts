@@ -1,7 +1,8 @@
 // createService(config, options): the composition root. Builds every resource from the config, closes them in one call.
 import { type AppDeps, type Apps, createApp } from './app';
-import type { Config } from './config';
+import { type Config, ConfigError } from './config';
 import { BLOCK_MS } from './feed/hub';
+import { settingRefusals } from './redis/capability-watch';
 import type { RedisClient } from './redis/client';
 import { createRedis, feedConnection, limiterConnection, writerConnection } from './redis/client';
 import { failoverFence } from './redis/failover-fence';
@@ -26,7 +27,8 @@ export interface Service extends Apps {
   /**
    * Connects: resolves once the data connection is ready and rejects when Redis is not reachable (the service
    * then answers 503 and keeps reconnecting). The writer connection is awaited but may fail; the limiter's
-   * connects in the background unless `waitForLimiter` (tests that count requests from the first one).
+   * connects in the background unless `waitForLimiter` (tests that count requests from the first one). Rejects
+   * with a ConfigError when the server refuses what a setting needs (WAIT for SVC_REDIS_WAIT_REPLICAS).
    */
   connect(options?: { waitForLimiter?: boolean }): Promise<void>;
   /** Releases every resource: the Sentinel listeners, then each connection (QUIT, else disconnect). Never throws. */
@@ -112,6 +114,10 @@ export function createService(config: Config, options: ServiceOptions): Service 
         await writerRedis?.connect().catch(() => {});
         if (waitForLimiter) await limiter;
       }
+      // The probe started by the connection's 'ready': a setting the server cannot honour stops the start.
+      const context = (apps as Apps).context;
+      const problems = settingRefusals(config, await context.capabilities.settled());
+      if (problems.length) throw new ConfigError(problems);
     },
     close,
   };

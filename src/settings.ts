@@ -111,6 +111,12 @@ export const SETTINGS = {
     description:
       'replicas that must confirm a write (`WAIT`) before it is acknowledged (`0`: the primary alone)',
   },
+  SVC_REDIS_MAX_ARGUMENTS: {
+    path: 'redis.maxArguments',
+    schema: int(0, 0),
+    description:
+      'the most words one Redis command may have, its name included (`0`: no cap; ElastiCache Serverless: `3999`); a request that needs a longer command is refused (400) before anything runs',
+  },
   SVC_REDIS_WAIT_TIMEOUT_MS: {
     path: 'redis.waitTimeoutMs',
     schema: int(1000, 1),

@@ -1,7 +1,8 @@
-// The info record: version, build date, the running configuration with secrets redacted, and features.
+// The info record: version, build date, the running configuration with secrets redacted, features, the server's capabilities.
 import { readFileSync, statSync } from 'node:fs';
 import { type Config, settingValue } from '../config';
 import { PACKAGE_FILE } from '../paths';
+import type { Capabilities } from '../redis/capabilities';
 import { redactUrl, redisMode } from '../redis/client';
 import { SETTING_LIST } from '../settings';
 
@@ -42,5 +43,20 @@ export function publicConfig(config: Config): Record<string, unknown> {
     database_url: databaseUrl(config),
     database_type: redisMode(config),
     ...shown,
+  };
+}
+
+/** The capability probe's answer for health and info (null until Redis was reached once). */
+export function serverRecord(capabilities: Capabilities | undefined): Record<string, unknown> | null {
+  if (!capabilities) return null;
+  const { engine, version, cluster, functions, maxArguments, refused, probedAt } = capabilities;
+  return {
+    engine,
+    version,
+    cluster,
+    functions,
+    max_arguments: maxArguments,
+    probed_at: probedAt,
+    unavailable: refused.map(({ command, reason, affects }) => ({ command, reason, affects })),
   };
 }

@@ -1,6 +1,6 @@
 // Redis-side work of the admin endpoints: PING and INFO memory, one key's memory record, flush, connections.
 import { Cluster, type Redis } from 'ioredis';
-import { ApiError, toApiError } from '../errors';
+import { ApiError, commandRefused, toApiError } from '../errors';
 import { eventArgs } from '../redis/change-event';
 import { masterNodes, type RedisClient } from '../redis/client';
 import type { ClusterStreams } from '../redis/feed-streams';
@@ -28,6 +28,8 @@ export interface Probe {
   /** PING round trip in milliseconds; null when Redis did not answer. */
   latency: number | null;
   memory: MemoryFigures | null;
+  /** Why `memory` is null while Redis answers: INFO refused (a managed Redis), or its error. */
+  memoryUnavailable?: string;
 }
 
 /**
@@ -43,8 +45,14 @@ export async function probe(redis: RedisClient): Promise<Probe> {
     return { latency: null, memory: null };
   }
   const latency = Number((Number(process.hrtime.bigint() - start) / 1e6).toFixed(3));
-  const memory = await redis.info('memory').then(parseMemory, () => null);
-  return { latency, memory };
+  return redis.info('memory').then(
+    (info) => ({ latency, memory: parseMemory(info) }),
+    (err: Error) => ({
+      latency,
+      memory: null,
+      memoryUnavailable: commandRefused(err, 'INFO')?.message ?? `INFO failed: ${err.message}`,
+    }),
+  );
 }
 
 const SLOTS = 16384;
@@ -76,7 +84,9 @@ export interface KeyRecord {
 export async function keyRecord(redis: RedisClient, redisKey: string): Promise<KeyRecord | null> {
   const [type, size, idleSeconds, ttl] = await Promise.all([
     redis.type(redisKey),
-    redis.memory('USAGE', redisKey),
+    redis.memory('USAGE', redisKey).catch((err: Error) => {
+      throw commandRefused(err, 'MEMORY USAGE') ?? err;
+    }),
     redis.object('IDLETIME', redisKey).catch((err: Error) => {
       if (err.name === 'ReplyError') return null;
       throw err;
@@ -97,7 +107,8 @@ function refused(command: string, err: Error, removed: number): ApiError {
   if (apiError.type === 'service_unavailable') return apiError;
   const code = err.message.split(' ', 1)[0];
   const progress = removed > 0 ? `; ${removed} keys were removed before it` : '; nothing was removed';
-  return new ApiError('server_error', `Flush incomplete: Redis refused ${command} (${code})${progress}`, {
+  const type = commandRefused(err) ? 'command_refused' : 'server_error';
+  return new ApiError(type, `Flush incomplete: Redis refused ${command} (${code})${progress}`, {
     cause: err,
   });
 }

@@ -7,7 +7,7 @@ import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { redisMode } from '../redis/client';
 import { instanceClients, instanceMetrics, instanceStats, reloadEveryWorker } from './aggregate';
-import { buildInfo, publicConfig } from './info';
+import { buildInfo, publicConfig, serverRecord } from './info';
 import { flush, keyRecord, probe } from './redis';
 
 type Handler = (input: RequestInput, res: Response, req: Request) => Promise<void> | void;
@@ -25,7 +25,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
   admin('get', '/store/admin/ping', (_input, res) => sendJson(res, 200, { pong: 'pong', timestamp: now() }));
 
   admin('get', '/store/admin/health', async (_input, res) => {
-    const { latency, memory } = await probe(ctx.redis);
+    const { latency, memory, memoryUnavailable } = await probe(ctx.redis);
     const healthy = latency !== null;
     // A 503 is counted as an error in statistics and metrics like any other.
     if (!healthy) {
@@ -38,6 +38,8 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
       uptime: Math.floor((Date.now() - ctx.telemetry.startedAt) / 1000),
       database: { status: healthy ? 'connected' : 'disconnected', type: redisMode(ctx.config), latency },
       memory,
+      ...(memoryUnavailable && { memory_unavailable: memoryUnavailable }),
+      server: serverRecord(ctx.capabilities.current),
     });
   });
 
@@ -51,6 +53,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
         authentication: ctx.authConfigured(),
         cors: ctx.config.corsOrigins.length > 0,
       },
+      server: serverRecord(ctx.capabilities.current),
     }),
   );
 

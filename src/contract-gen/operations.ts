@@ -179,6 +179,7 @@ export function completeOperation(
     );
     add('429', 'TooManyRequests');
     add('500', 'ServerError');
+    add('501', !out['x-no-redis'] && 'CommandRefused');
     add('503', !out['x-no-redis'] && 'ServiceUnavailable');
   }
   out.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));

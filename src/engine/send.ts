@@ -67,6 +67,7 @@ async function send(
   writes: boolean,
 ): Promise<Reply> {
   const { durable } = store;
+  if (store.maxArguments) checkWords(store.maxArguments, name, args);
   if (writes && store.fence?.closed) throw failingOver();
   if (!(writes && durable)) return call(store, name, args).then(ok, failed);
   const { reply, confirmed } = await withDeadline(durable.send(slot, name, args), durable.deadlineMs).catch(
@@ -94,6 +95,23 @@ export async function sendScript(
   if (!store.streams || !reply[0]?.message.startsWith('FEED_ELSEWHERE')) return reply;
   await store.streams.reload();
   return send(store, slot, name, args(), writes);
+}
+
+/**
+ * SVC_REDIS_MAX_ARGUMENTS (a managed Redis's cap, ElastiCache Serverless's 3,999): a call that would send a longer
+ * command is refused before anything runs, since splitting it would lose its atomicity. A script call is
+ * EVALSHA, its digest and key count, then its arguments (arrays among them are spread, as ioredis does). An /upstash
+ * pipeline sends each command on its own, so only a command's own length counts.
+ */
+function checkWords(max: number, name: string, args: unknown[]): void {
+  const spread = args.reduce((n: number, a) => n + (Array.isArray(a) ? a.length : 1), 0);
+  // A script whose key count comes first (typedBatch, upstashBounded) has it among `args` already.
+  const words = name === 'call' ? spread : spread + (typeof args[0] === 'number' ? 2 : 3);
+  if (words > max)
+    throw new ApiError(
+      'invalid_request',
+      `This request needs a Redis command of ${words} arguments; the server takes at most ${max} (SVC_REDIS_MAX_ARGUMENTS): send fewer fields, members, keys or operations at once`,
+    );
 }
 
 export const ok = (value: unknown): Reply => [null, value];

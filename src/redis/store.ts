@@ -16,6 +16,8 @@ export interface Store {
    * the previous pipeline's answer (or timeout): a hung Redis would take up to two timeouts to be noticed.
    */
   readonly deadlineMs: number;
+  /** SVC_REDIS_MAX_ARGUMENTS: the most words of one command (0: no cap); a longer one is refused before it is sent. */
+  readonly maxArguments?: number;
   /** With SVC_REDIS_WAIT_REPLICAS > 0: sends writes and has replicas confirm them before they are acknowledged. */
   readonly durable?: DurableWriter;
   /** Behind Sentinel: closed while a failover is under way, when writes are refused rather than risked. */

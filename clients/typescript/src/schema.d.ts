@@ -1538,7 +1538,7 @@ export interface paths {
         };
         /**
          * Readiness check, with Redis status and memory
-         * @description Sends `PING` to Redis and reads `INFO memory` (on a Cluster, of the node that answers). `200` with `status: healthy` when Redis answers, `503` with `status: unhealthy` (same body shape, not an error body; counted as a `service_unavailable` error in statistics) when it does not, so a load balancer can use the status code alone. Latency in milliseconds, memory in bytes, uptime in seconds.
+         * @description Sends `PING` to Redis and reads `INFO memory` (on a Cluster, of the node that answers); `server` is what the server allows, as probed at the last connection event (the commands it refuses, and why). `200` with `status: healthy` when Redis answers, `503` with `status: unhealthy` (same body shape, not an error body; counted as a `service_unavailable` error in statistics) when it does not, so a load balancer can use the status code alone. Latency in milliseconds, memory in bytes, uptime in seconds.
          */
         get: operations["adminHealth"];
         put?: never;
@@ -1558,7 +1558,7 @@ export interface paths {
         };
         /**
          * Version and running configuration
-         * @description Answers the version (from `package.json`), the build date, the running configuration with secrets redacted (the Redis URL shows no password) and the optional features.
+         * @description Answers the version (from `package.json`), the build date, the running configuration with secrets redacted (the Redis URL shows no password), the optional features, and what the server allows (`server`: engine, version, cluster mode, and the commands it refuses with what the service does without them; see docs/managed-redis.md).
          */
         get: operations["adminInfo"];
         put?: never;
@@ -2569,7 +2569,7 @@ export interface components {
                 /** @description Round trip of a Redis `PING` in milliseconds; `null` when Redis did not answer. */
                 latency: number | null;
             };
-            /** @description Redis memory from `INFO memory`, in bytes; `null` when Redis cannot be asked. */
+            /** @description Redis memory from `INFO memory`, in bytes; `null` when Redis cannot be asked, or refuses `INFO` (then `memory_unavailable` says why). */
             memory: {
                 /** @description Bytes used by Redis (`used_memory` of `INFO memory`). */
                 used: number;
@@ -2578,8 +2578,38 @@ export interface components {
                 /** @description Bytes Redis may use: `maxmemory`, or the host's total memory (`total_system_memory`) when no `maxmemory` is set; `0` when Redis reports neither. */
                 total: number;
             } | null;
+            /** @description Why `memory` is `null` while Redis answers: the server refuses `INFO` (a managed Redis's ACL or renamed command), or `INFO` failed. Absent otherwise. */
+            memory_unavailable?: string;
+            server?: components["schemas"]["ServerCapabilities"];
         };
-        /** @description Version, build and running configuration. */
+        /** @description What the server allows, probed once per connection event (never per request); `null` until Redis was reached once. */
+        ServerCapabilities: {
+            /**
+             * @description The server's engine (`server_name` / `valkey_version` of `INFO server`, else `HELLO`): Valkey reports `redis_version:7.2.4` for compatibility.
+             * @enum {string}
+             */
+            engine: "redis" | "valkey" | "unknown";
+            /** @description The engine's own version; `null` when neither `INFO` nor `HELLO` answered. */
+            version: string | null;
+            /** @description The server runs in cluster mode. */
+            cluster: boolean;
+            /** @description `FUNCTION LOAD` and `FCALL` are allowed. */
+            functions: boolean;
+            /** @description `SVC_REDIS_MAX_ARGUMENTS`: the most words one command may have; `null` for no cap. */
+            max_arguments: number | null;
+            /**
+             * Format: date-time
+             * @description When the capabilities were probed (at start-up, and again at each reconnection or failover of the data connection).
+             */
+            probed_at: string;
+            /** @description The commands the service uses that the server refuses, tried harmlessly (docs/managed-redis.md); empty when it allows them all. `command` as the service sends it (`MEMORY USAGE`, `FLUSHDB`, `WAIT`, ...), `reason` (`unknown command: renamed or disabled`, or `denied by ACL (NOPERM)`), `affects`: what the service does without it. */
+            unavailable: {
+                command: string;
+                reason: string;
+                affects: string;
+            }[];
+        } | null;
+        /** @description Version, build and running configuration, and what the server allows. */
         InfoResponse: {
             /** @description Service version (from `package.json`). */
             version: string;
@@ -2614,6 +2644,7 @@ export interface components {
                 /** @description `true` when CORS headers are sent. */
                 cors: boolean;
             };
+            server?: components["schemas"]["ServerCapabilities"];
         };
         /** @description An HTTP client seen by this service instance (by any of its workers). */
         ClientRecord: {
@@ -2750,7 +2781,7 @@ export interface components {
             error: string;
         };
         /** @description The type of an error. Each type always comes with the same HTTP status, its `x-status`. */
-        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "idempotency_key_in_use" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "idempotency_key_mismatch" | "binary_value" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "service_unavailable");
+        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "idempotency_key_in_use" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "idempotency_key_mismatch" | "binary_value" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "command_refused" | "service_unavailable");
         /** @description Like `POST /store/string/{key}`. Result: `StringBatchSetResult`. */
         StringBatchSet: {
             /**
@@ -3800,6 +3831,16 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The server refuses a command this operation needs (renamed away, or denied by an ACL rule, as a managed Redis does); the message names it. Retrying does not help (docs/managed-redis.md). */
+        CommandRefused: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Redis is unreachable, did not answer within SVC_REDIS_COMMAND_TIMEOUT_MS, is failing over (a Sentinel failover under way, a demoted primary answering READONLY, a Cluster master lost, LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, MOVED/ASK that could not be followed), or, with SVC_REDIS_WAIT_REPLICAS > 0, the replicas did not confirm a write within SVC_REDIS_WAIT_TIMEOUT_MS; a batch (or an /upstash pipeline or transaction) also when it could not start within the Redis deadline because each process runs at most 8 of them at once (then nothing of it ran). The service answers quickly and recovers by itself. On a write a 503 means the outcome is unknown: the write may have been applied; retry it if it is idempotent. See the README's "Failure modes". */
         ServiceUnavailable: {
             headers: {
@@ -4555,6 +4596,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4628,6 +4670,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4718,6 +4761,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4756,6 +4800,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4797,6 +4842,7 @@ export interface operations {
             422: components["responses"]["NotANumber"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4826,6 +4872,7 @@ export interface operations {
             409: components["responses"]["StringWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4856,6 +4903,7 @@ export interface operations {
             409: components["responses"]["StringWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4895,6 +4943,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4936,6 +4985,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5020,6 +5070,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5092,6 +5143,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5184,6 +5236,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5222,6 +5275,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5277,6 +5331,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5374,6 +5429,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5433,6 +5489,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5479,6 +5536,7 @@ export interface operations {
             422: components["responses"]["NotANumber"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5542,6 +5600,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5605,6 +5664,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5634,6 +5694,7 @@ export interface operations {
             409: components["responses"]["HashWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5664,6 +5725,7 @@ export interface operations {
             409: components["responses"]["HashWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5703,6 +5765,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5744,6 +5807,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5835,6 +5899,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5879,6 +5944,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5921,6 +5987,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5963,6 +6030,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6036,6 +6104,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6130,6 +6199,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6168,6 +6238,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6260,6 +6331,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6319,6 +6391,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6365,6 +6438,7 @@ export interface operations {
             409: components["responses"]["SetWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6412,6 +6486,7 @@ export interface operations {
             409: components["responses"]["SetWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6471,6 +6546,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6501,6 +6577,7 @@ export interface operations {
             409: components["responses"]["SetWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6540,6 +6617,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6581,6 +6659,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6673,6 +6752,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6747,6 +6827,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6785,6 +6866,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6877,6 +6959,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6945,6 +7028,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6992,6 +7076,7 @@ export interface operations {
             409: components["responses"]["ListWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7047,6 +7132,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7119,6 +7205,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7184,6 +7271,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7249,6 +7337,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7278,6 +7367,7 @@ export interface operations {
             409: components["responses"]["ListWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7308,6 +7398,7 @@ export interface operations {
             409: components["responses"]["ListWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7347,6 +7438,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7388,6 +7480,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7476,6 +7569,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7559,6 +7653,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7655,6 +7750,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7693,6 +7789,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7778,6 +7875,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7835,6 +7933,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7939,6 +8038,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8005,6 +8105,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8122,6 +8223,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8195,6 +8297,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8252,6 +8355,7 @@ export interface operations {
             409: components["responses"]["ZsetWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8329,6 +8433,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8358,6 +8463,7 @@ export interface operations {
             409: components["responses"]["ZsetWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8388,6 +8494,7 @@ export interface operations {
             409: components["responses"]["ZsetWrongType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8427,6 +8534,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8468,6 +8576,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8594,6 +8703,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8661,6 +8771,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8706,6 +8817,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8744,6 +8856,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8783,6 +8896,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8873,6 +8987,7 @@ export interface operations {
             410: components["responses"]["ChangesReset"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8915,6 +9030,7 @@ export interface operations {
             404: components["responses"]["FeedOff"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8995,6 +9111,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAdmin"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             /** @description Unhealthy: Redis does not answer. The body is the health record, not an error body; `Retry-After` says when to ask again. */
             503: {
                 headers: {
@@ -9155,6 +9272,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -9226,6 +9344,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAdmin"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -9266,6 +9385,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             /** @description Redis refused a command of the flush (renamed, disabled or denied by its ACL); the message names it and how many keys were removed before it. */
             500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -44,6 +44,22 @@ local function too_large(elements, bytes)
   return redis.error_reply('REPLY_TOO_LARGE ' .. elements .. ' ' .. bytes)
 end
 
+-- MEMORY USAGE of `key`, or nil where the server refuses it (renamed away, or denied by ACL: a managed Redis).
+local function memory_usage(key, samples)
+  local bytes = redis.pcall('MEMORY', 'USAGE', key, 'SAMPLES', samples)
+  if type(bytes) == 'table' then return nil end
+  return bytes or 0
+end
+
+-- Without MEMORY USAGE: a hash's field and value bytes (HKEYS, then HSTRLEN of each: the count is within the
+-- element budget); nil for a set, whose reply is then bounded as it is read (reply_size), never before.
+local function value_bytes(key, size)
+  if size ~= 'HLEN' then return nil end
+  local bytes = 0
+  for _, field in ipairs(redis.call('HKEYS', key)) do bytes = bytes + #field + redis.call('HSTRLEN', key, field) end
+  return bytes
+end
+
 -- What a read (typed_read's argv) of `key` (of the expected type) will put in the reply: elements, bytes. 0, 0 for
 -- reads that are small by construction (a field, a score, a page: pages are bounded as they are read).
 local function read_estimate(key, argv)
@@ -56,7 +72,7 @@ local function read_estimate(key, argv)
   if cmd == 'HGETALL' then n = 2 * n end
   -- MEMORY USAGE walks every element: only when the count is within the budget (then it is bounded too).
   if n == 0 or n > BUDGET.elements then return n, 0 end
-  return n, redis.call('MEMORY', 'USAGE', key, 'SAMPLES', 0) or 0
+  return n, memory_usage(key, 0) or value_bytes(key, size) or 0
 end
 
 -- The elements and bytes of a reply: a string, or an array of strings, numbers or arrays.

@@ -21,12 +21,31 @@ end
 
 -- The bytes of `n` of the `total` elements of `key`: MEMORY USAGE (exact, O(elements)) when the whole key is read
 -- and within the element budget, else its sampled estimate (cheap) in proportion.
+-- Where the server refuses MEMORY USAGE (a managed Redis), `unsized` is set: the reply is then measured once
+-- built, before it is answered (a read changes nothing, so dropping it is safe).
+local unsized = false
+local function memory_usage(key, ...)
+  local bytes = redis.pcall('MEMORY', 'USAGE', key, ...)
+  if type(bytes) == 'table' then
+    unsized = true
+    return 0
+  end
+  return bytes or 0
+end
+
 local function bytes_of(key, n, total)
   if n <= 0 or total <= 0 then return 0 end
-  if n == total and n <= BUDGET.elements then
-    return redis.call('MEMORY', 'USAGE', key, 'SAMPLES', 0) or 0
-  end
-  return math.ceil((redis.call('MEMORY', 'USAGE', key) or 0) * n / total)
+  if n == total and n <= BUDGET.elements then return memory_usage(key, 'SAMPLES', 0) end
+  return math.ceil(memory_usage(key) * n / total)
+end
+
+-- The bytes of the strings in a reply (arrays walked), for the check after the fact.
+local function reply_bytes(value)
+  if type(value) == 'string' then return #value end
+  if type(value) ~= 'table' or value.err then return 0 end
+  local bytes = 0
+  for _, item in ipairs(value) do bytes = bytes + reply_bytes(item) end
+  return bytes
 end
 
 -- How many elements of `length` the inclusive range start..stop covers (Redis's rules for negative indexes).
@@ -107,4 +126,9 @@ if elements > BUDGET.elements or bytes > BUDGET.bytes then
   return redis.error_reply('REPLY_TOO_LARGE ' .. elements .. ' ' .. bytes)
 end
 -- pcall: a Redis error (WRONGTYPE, a syntax error) is answered as the command's own, with Redis's text.
-return redis.pcall(unpack(ARGV, 3))
+local reply = redis.pcall(unpack(ARGV, 3))
+if unsized then
+  local measured = reply_bytes(reply)
+  if measured > BUDGET.bytes then return redis.error_reply('REPLY_TOO_LARGE ' .. elements .. ' ' .. measured) end
+end
+return reply

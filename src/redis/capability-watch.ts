@@ -1,0 +1,75 @@
+// Keeps the server's capabilities current: probed when the data connection becomes ready (start, reconnect, failover).
+import type { Config } from '../config';
+import type { Logger } from '../observability/logger';
+import { type Capabilities, probeCapabilities, refusalOf } from './capabilities';
+import type { RedisClient } from './client';
+
+export class CapabilityWatch {
+  /** The latest probe's answer; undefined until the first one (Redis not reached yet). Read as a field per use. */
+  current: Capabilities | undefined;
+  private probing: Promise<Capabilities | undefined> = Promise.resolve(undefined);
+  private logged = '';
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly maxArguments: number | null,
+    private readonly logger: Logger,
+  ) {
+    // One probe per connection event of the data connection (not of the limiter's, writer's or waiters' ones).
+    redis.on('ready', () => void this.probe());
+  }
+
+  /** Probes again (after any probe under way); resolves to the answer, or undefined when Redis was not reached. */
+  probe(): Promise<Capabilities | undefined> {
+    this.probing = this.probing.then(() =>
+      probeCapabilities(this.redis, this.maxArguments).then(
+        (found) => {
+          this.current = found;
+          this.log(found);
+          return found;
+        },
+        () => this.current,
+      ),
+    );
+    return this.probing;
+  }
+
+  /** The answer of the probe under way, or the latest. */
+  settled(): Promise<Capabilities | undefined> {
+    return this.probing;
+  }
+
+  /** Logged when it changes (the first probe, a failover to another engine), at debug otherwise. */
+  private log(found: Capabilities): void {
+    const { engine, version, cluster, functions, refused } = found;
+    const summary = {
+      engine,
+      version,
+      cluster,
+      functions,
+      refused: refused.map((r) => `${r.command}: ${r.reason}`),
+    };
+    const text = JSON.stringify(summary);
+    this.logger.log(text === this.logged ? 'debug' : 'info', 'redis capabilities', summary);
+    this.logged = text;
+  }
+}
+
+/**
+ * What the configuration asks of the server that it refuses: each a line naming the setting, for a start-up error
+ * (the service stops rather than fail at the first write).
+ */
+export function settingRefusals(config: Config, capabilities: Capabilities | undefined): string[] {
+  const problems: string[] = [];
+  const wait = refusalOf(capabilities, 'WAIT');
+  if (config.redis.waitReplicas > 0 && wait)
+    problems.push(
+      `SVC_REDIS_WAIT_REPLICAS=${config.redis.waitReplicas} needs WAIT, which the server refuses (${wait.reason}): set it to 0 on this server`,
+    );
+  const scripts = refusalOf(capabilities, 'EVALSHA');
+  if (scripts)
+    problems.push(
+      `the server refuses EVALSHA (${scripts.reason}): the service runs every operation as a Lua script`,
+    );
+  return problems;
+}
