@@ -3,7 +3,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster, type Redis } from 'ioredis';
 import { flush } from '../admin/redis';
 import { sendScript, unconfirmed, withDeadline } from '../engine/send';
-import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
+import { ApiError, commandRefused, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import { masterNodes, type RedisClient, type Reply } from '../redis/client';
 import { createKeyspace, INTERNAL_PREFIX } from '../redis/keys';
 import type { Store } from '../redis/store';
@@ -120,10 +120,17 @@ export function isPlain(store: Store, planned: Planned): boolean {
   return !runsApart(store, planned) && !planned.withTypes && planned.name !== 'randomkey';
 }
 
-/** Without exact key specs (SORT ... STORE), COMMAND GETKEYS must show that no internal key is named. */
+/**
+ * Without exact key specs (SORT ... STORE), COMMAND GETKEYS must show that no internal key is named; where the
+ * server refuses COMMAND (a managed Redis), such a command is refused too (501), never run unchecked.
+ */
 async function vouchForKeys(store: Store, planned: Planned): Promise<void> {
   if (planned.exact) return;
-  const keys = (await store.redis.call('COMMAND', 'GETKEYS', ...planned.args).catch(() => [])) as string[];
+  const keys = (await store.redis.call('COMMAND', 'GETKEYS', ...planned.args).catch((err: Error) => {
+    const refused = commandRefused(err, 'COMMAND GETKEYS');
+    if (refused) throw refused;
+    return [];
+  })) as string[];
   if (keys.some((key) => key.startsWith(INTERNAL_PREFIX)))
     throw new ApiError('forbidden', 'ERR a key of this command is reserved for the service');
 }

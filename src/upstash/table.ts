@@ -1,5 +1,9 @@
-// The server's own command table (COMMAND), loaded once per app: flags, ACL categories and key specs of each command.
+// The command table: flags, ACL categories and key specs of each command, shipped with the service (commands.json,
+// generated from Redis's and Valkey's own command files by scripts/command-table.mjs), plus what the server's
+// COMMAND knows beyond it (a module's commands), loaded once per app.
+import { refusalReason } from '../errors';
 import type { RedisClient } from '../redis/client';
+import SHIPPED from './commands.json';
 
 /** Where the first key of a key spec is (Redis's begin_search). */
 export type BeginSearch =
@@ -89,16 +93,75 @@ function commandSpec(raw: Flat): CommandSpec {
   };
 }
 
+/** A shipped key spec ('i1/r0,1,0', 'k-2:KEYS/r-1,1,0!', 'u/u': see scripts/command-table.mjs). */
+function shippedKeySpec(text: string): KeySpec {
+  const m = /^(?:i(-?\d+)|k(-?\d+):([^/]*)|u)\/(?:r(-?\d+),(\d+),(\d+)|n(\d+),(\d+),(\d+)|u)(!?)$/.exec(text);
+  if (!m) throw new Error(`commands.json: bad key spec ${text}`);
+  const n = (i: number) => Number(m[i]);
+  const begin: BeginSearch =
+    m[1] !== undefined
+      ? { type: 'index', index: n(1) }
+      : m[2] !== undefined
+        ? { type: 'keyword', keyword: m[3] as string, startfrom: n(2) }
+        : { type: 'unknown' };
+  const find: FindKeys =
+    m[4] !== undefined
+      ? { type: 'range', lastkey: n(4), keystep: n(5), limit: n(6) }
+      : m[7] !== undefined
+        ? { type: 'keynum', keynumidx: n(7), firstkey: n(8), keystep: n(9) }
+        : { type: 'unknown' };
+  return { begin, find, exact: begin.type !== 'unknown' && find.type !== 'unknown' && m[10] !== '!' };
+}
+
+type Shipped = [number, string, string, string[], Record<string, Shipped>?];
+
+function shippedSpec(name: string, [arity, flags, categories, specs, subs]: Shipped): CommandSpec {
+  const words = (text: string) => new Set(text.split(' ').filter((w) => w !== ''));
+  return {
+    name,
+    arity,
+    flags: words(flags),
+    categories: words(categories),
+    keySpecs: specs.map(shippedKeySpec),
+    subcommands: new Map(Object.entries(subs ?? {}).map(([sub, e]) => [sub, shippedSpec(sub, e)])),
+  };
+}
+
+let shipped: ReadonlyMap<string, CommandSpec> | undefined;
+/** The shipped table, parsed once per process. */
+function shippedTable(): ReadonlyMap<string, CommandSpec> {
+  shipped ??= new Map(
+    Object.entries(SHIPPED as unknown as Record<string, Shipped>).map(([name, e]) => [
+      name,
+      shippedSpec(name, e),
+    ]),
+  );
+  return shipped;
+}
+
 export class CommandTable {
   private constructor(private readonly commands: ReadonlyMap<string, CommandSpec>) {}
 
+  /**
+   * The shipped table, with the commands (and subcommands) the server's COMMAND knows beyond it. A server that
+   * refuses COMMAND (Memorystore) or answers it empty (Upstash) leaves the shipped table alone.
+   */
   static async load(redis: RedisClient): Promise<CommandTable> {
-    const reply = (await redis.call('COMMAND')) as Flat[];
-    const commands = new Map<string, CommandSpec>();
-    for (const raw of reply) {
+    const reply = (await redis.call('COMMAND').catch((err: Error) => {
+      if (refusalReason(err)) return [];
+      throw err;
+    })) as Flat[];
+    const commands = new Map(shippedTable());
+    for (const raw of Array.isArray(reply) ? reply : []) {
       if (!Array.isArray(raw)) continue;
       const spec = commandSpec(raw);
-      commands.set(spec.name, spec);
+      const known = commands.get(spec.name);
+      if (!known) commands.set(spec.name, spec);
+      else if ([...spec.subcommands.keys()].some((sub) => !known.subcommands.has(sub)))
+        commands.set(spec.name, {
+          ...known,
+          subcommands: new Map([...spec.subcommands, ...known.subcommands]),
+        });
     }
     return new CommandTable(commands);
   }
