@@ -1,7 +1,6 @@
 // What the server allows, learned once per connection event: the commands the service uses, engine, version, mode.
-import { Cluster, type Redis } from 'ioredis';
 import { refusalReason } from '../errors';
-import { masterNodes, type RedisClient } from './client';
+import type { RedisClient } from './client';
 import { INTERNAL_PREFIX } from './keys';
 
 /** A command the server refused when tried, why, and what the service does without it. */
@@ -71,17 +70,12 @@ const PROBES: ReadonlyArray<readonly [string, readonly string[], string]> = [
   ],
 ];
 
-/** The node the probes go to: the connection itself, or a Cluster's first master. */
-function probeNode(redis: RedisClient): Redis | undefined {
-  return redis instanceof Cluster ? masterNodes(redis)[0] : redis;
-}
-
 const field = (text: string, name: string) => new RegExp(`^${name}:([^\\r\\n]*)`, 'm').exec(text)?.[1];
 
 type Identity = Pick<Capabilities, 'engine' | 'version' | 'cluster'>;
 
 /** Engine, version and mode from INFO server, else from HELLO 2 (which Redis 6+ and Valkey answer with both). */
-async function identity(node: Redis, info: unknown): Promise<Identity> {
+async function identity(node: RedisClient, info: unknown): Promise<Identity> {
   if (typeof info === 'string') {
     const valkey = field(info, 'server_name') === 'valkey' || field(info, 'valkey_version') !== undefined;
     return {
@@ -103,15 +97,14 @@ async function identity(node: Redis, info: unknown): Promise<Identity> {
 }
 
 /**
- * Tries every command of PROBES in one pipeline on one node (a Cluster's first master), then reads the engine and
- * version. Rejects only when the node cannot be reached; the answer is frozen.
+ * Tries every command of PROBES in one pipeline on one node, then reads the engine and version. Rejects only when the node cannot be reached; the answer is frozen.
  */
 export async function probeCapabilities(
   redis: RedisClient,
   maxArguments: number | null,
 ): Promise<Capabilities> {
-  const node = probeNode(redis);
-  if (!node) throw new Error('no Redis node to probe');
+  // On a Cluster the pipeline goes to the node of PROBE_KEY's slot (the keyless commands go with it).
+  const node = redis;
   const pipeline = node.pipeline();
   for (const [, args] of PROBES) pipeline.call(...(args as [string, ...string[]]));
   const replies = (await pipeline.exec()) ?? [];

@@ -4,11 +4,16 @@ import type { Logger } from '../observability/logger';
 import { type Capabilities, probeCapabilities, refusalOf } from './capabilities';
 import type { RedisClient } from './client';
 
+/** Tries of one probe while the connection is ready (100 ms more between each: 2 s at most). */
+const PROBE_ATTEMPTS = 6;
+
 export class CapabilityWatch {
   /** The latest probe's answer; undefined until the first one (Redis not reached yet). Read as a field per use. */
   current: Capabilities | undefined;
   private probing: Promise<Capabilities | undefined> = Promise.resolve(undefined);
   private logged = '';
+  /** Probes asked for and not yet answered. */
+  private pending = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -21,21 +26,33 @@ export class CapabilityWatch {
 
   /** Probes again (after any probe under way); resolves to the answer, or undefined when Redis was not reached. */
   probe(): Promise<Capabilities | undefined> {
-    this.probing = this.probing.then(() =>
-      probeCapabilities(this.redis, this.maxArguments).then(
-        (found) => {
+    this.pending++;
+    this.probing = this.probing.then(async () => {
+      // A Cluster is ready before its node connections are (commands then fail at once, with no offline queue).
+      for (let attempt = 1; attempt <= PROBE_ATTEMPTS; attempt++) {
+        try {
+          const found = await probeCapabilities(this.redis, this.maxArguments);
           this.current = found;
           this.log(found);
           return found;
-        },
-        () => this.current,
-      ),
-    );
+        } catch {
+          if (this.redis.status !== 'ready') break;
+          await new Promise((resolve) => setTimeout(resolve, attempt * 100));
+        }
+      }
+      return this.current;
+    });
+    void this.probing.finally(() => this.pending--);
     return this.probing;
   }
 
-  /** The answer of the probe under way, or the latest. */
+  /**
+   * The answer of the probe under way, or the latest; a first probe when the connection is ready and none ran yet
+   * (a Cluster's connect() may resolve before its 'ready' event).
+   */
   settled(): Promise<Capabilities | undefined> {
+    if (this.pending === 0 && this.current === undefined && this.redis.status === 'ready')
+      return this.probe();
     return this.probing;
   }
 

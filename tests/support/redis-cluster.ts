@@ -31,13 +31,22 @@ async function waitClusterOk(clients: Redis[]): Promise<void> {
   throw new Error(`the test Redis Cluster did not reach cluster_state:ok within ${READY_TIMEOUT_MS} ms`);
 }
 
-/** Starts `size` masters, splits the slots between them and introduces them, as `redis-cli --cluster create` does. */
-export async function startRedisCluster(size = 3): Promise<RedisCluster> {
+/**
+ * Starts `size` masters, splits the slots between them and introduces them, as `redis-cli --cluster create` does.
+ * `config` is each node's config file text (a managed provider's renamed commands and ACL users).
+ */
+export async function startRedisCluster(
+  size = 3,
+  { config }: { config?: string } = {},
+): Promise<RedisCluster> {
   const { servers, clients, stop } = fleet<Redis>();
   try {
     for (let i = 0; i < size; i++) {
       servers.push(
-        await startRedisServer({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'] }),
+        await startRedisServer({
+          args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'],
+          config,
+        }),
       );
     }
     for (const s of servers) clients.push(new Redis(s.port, LOOPBACK));

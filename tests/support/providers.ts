@@ -1,0 +1,144 @@
+// Managed Redis providers as test profiles: a redis-server with each one's refused commands renamed away, its forced
+// cluster mode and argument cap, and the least-privilege ACL user of docs/managed-redis.md (read from the doc).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startRedisCluster } from './redis-cluster';
+import { LOOPBACK, startRedisServer } from './redis-server';
+
+export interface Profile {
+  /** The row of docs/managed-redis.md it backs. */
+  readonly title: string;
+  /** Commands the provider refuses (its own documentation), renamed away with `rename-command X ""`. */
+  readonly refused: readonly string[];
+  /** The provider always runs in cluster mode: a one-master Redis Cluster. */
+  readonly cluster: boolean;
+  /** SVC_REDIS_MAX_ARGUMENTS for it (ElastiCache Serverless: 3,999 arguments per command). */
+  readonly maxArguments?: number;
+  /** The ACL rule of the service's user instead of the doc's least-privilege one (the common "app" profile). */
+  readonly acl?: string;
+}
+
+/** Refused by every provider below: server administration a managed service keeps to itself. */
+const ADMINISTRATION = [
+  'DEBUG',
+  'SHUTDOWN',
+  'SAVE',
+  'BGSAVE',
+  'BGREWRITEAOF',
+  'REPLICAOF',
+  'SLAVEOF',
+  'SYNC',
+  'PSYNC',
+];
+
+export const PROFILES: Readonly<Record<string, Profile>> = {
+  'elasticache-node': {
+    title: 'ElastiCache (node-based)',
+    refused: [...ADMINISTRATION, 'CONFIG', 'MIGRATE'],
+    cluster: false,
+  },
+  'elasticache-serverless': {
+    title: 'ElastiCache Serverless',
+    refused: [
+      ...ADMINISTRATION,
+      ...[
+        'MEMORY',
+        'WAIT',
+        'CLIENT',
+        'PSUBSCRIBE',
+        'FUNCTION',
+        'FCALL',
+        'FCALL_RO',
+        'OBJECT',
+        'KEYS',
+        'MOVE',
+      ],
+      ...['SWAPDB', 'CONFIG', 'COMMAND', 'MONITOR', 'MIGRATE'],
+    ],
+    cluster: true,
+    maxArguments: 3999,
+  },
+  memorydb: {
+    title: 'MemoryDB',
+    refused: [...ADMINISTRATION, 'CONFIG', 'MODULE', 'ACL', 'MIGRATE'],
+    cluster: true,
+  },
+  memorystore: {
+    title: 'Memorystore',
+    refused: [...ADMINISTRATION, 'COMMAND', 'CONFIG', 'OBJECT', 'CLIENT', 'MONITOR', 'ACL'],
+    cluster: false,
+  },
+  'azure-cache': {
+    title: 'Azure Cache for Redis',
+    refused: [...ADMINISTRATION, 'CONFIG', 'ACL', 'MIGRATE', 'MONITOR'],
+    cluster: false,
+  },
+  'azure-managed': {
+    title: 'Azure Managed Redis',
+    // Cross-slot commands are refused as a Redis Cluster refuses them.
+    refused: [...ADMINISTRATION, 'SELECT', 'MOVE', 'CONFIG', 'MIGRATE'],
+    cluster: true,
+  },
+  'redis-cloud': {
+    title: 'Redis Cloud',
+    refused: [...ADMINISTRATION, 'CONFIG', 'MIGRATE', 'MONITOR'],
+    cluster: false,
+  },
+  upstash: {
+    title: 'Upstash',
+    // Upstash answers COMMAND with an empty array and CONFIG for notify-keyspace-events only: both refused here.
+    refused: [...ADMINISTRATION, 'COMMAND', 'CONFIG', 'CLIENT', 'MONITOR', 'MIGRATE', 'OBJECT', 'MEMORY'],
+    cluster: false,
+  },
+  'acl-app': {
+    title: 'Any, with the common "app" ACL user',
+    refused: [],
+    cluster: false,
+    acl: '+@all -@dangerous',
+  },
+};
+
+export const DOC = path.join(__dirname, '..', '..', 'docs', 'managed-redis.md');
+
+/** The ACL rule docs/managed-redis.md gives for the service's user: the line after `user svc on >PASSWORD`. */
+export function documentedAcl(): string {
+  const m = /^user svc on >PASSWORD (.+)$/m.exec(readFileSync(DOC, 'utf8'));
+  if (!m) throw new Error('docs/managed-redis.md: no "user svc on >PASSWORD <rule>" line');
+  return m[1] as string;
+}
+
+const PASSWORD = 'profile-password-0123';
+
+export interface ProfileServer {
+  /** SVC_* settings that reach it as the service's ACL user. */
+  readonly env: Record<string, string>;
+  /** A full-rights URL (the default user), for looking at what the service wrote. */
+  readonly adminUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the profile's server (or one-master Cluster) with its commands renamed away and the service's user. */
+export async function startProfile(profile: Profile): Promise<ProfileServer> {
+  const acl = profile.acl ?? documentedAcl().replace(/^~\* &\* /, '');
+  const config = [
+    ...profile.refused.map((command) => `rename-command ${command} ""`),
+    `user svc on >${PASSWORD} ~* &* ${acl}`,
+  ].join('\n');
+  const url = (port: number) => `redis://svc:${PASSWORD}@${LOOPBACK}:${port}`;
+  const settings = (port: number): Record<string, string> => ({
+    SVC_REDIS_URL: url(port),
+    ...(profile.maxArguments ? { SVC_REDIS_MAX_ARGUMENTS: String(profile.maxArguments) } : {}),
+  });
+  if (profile.cluster) {
+    // A lone master learns no address of its own from a MEET: it announces the loopback one.
+    const cluster = await startRedisCluster(1, { config: `${config}\ncluster-announce-ip ${LOOPBACK}` });
+    const port = cluster.servers[0]?.port as number;
+    return {
+      env: { ...settings(port), SVC_REDIS_CLUSTER_NODES: cluster.nodes },
+      adminUrl: `redis://${LOOPBACK}:${port}`,
+      stop: cluster.stop,
+    };
+  }
+  const server = await startRedisServer({ config });
+  return { env: settings(server.port), adminUrl: server.url, stop: () => server.stop() };
+}
