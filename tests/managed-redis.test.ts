@@ -154,7 +154,7 @@ describe.each(Object.entries(PROFILES))('on the %s profile', (_name, profile) =>
 describe('what the server refuses stops the start or the request, clearly', () => {
   let server: ProfileServer;
   beforeAll(async () => {
-    server = await startProfile({ ...(PROFILES['acl-app'] as Profile), refused: ['WAIT'] });
+    server = await startProfile({ ...(PROFILES['acl-app'] as Profile), refused: ['WAIT', 'MEMORY'] });
   });
   afterAll(() => server?.stop());
 
@@ -205,6 +205,57 @@ describe('what the server refuses stops the start or the request, clearly', () =
         .set('Authorization', bearer(admin))
         .send({ fields: { a: '1' } });
       expect(small.status).toBe(201);
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when reads pass the reply bytes without MEMORY USAGE, then 413, and /upstash answers the same', async () => {
+    const service = await serviceOn(server, { SVC_MAX_REPLY_BYTES: '4096', SVC_KEY_PREFIX: 'big:' });
+    await service.connect();
+    const send = (path: string, body?: unknown) =>
+      request(service.data)
+        .post(path)
+        .set('Authorization', bearer(admin))
+        .send(body as object);
+    try {
+      const fields = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`f${i}`, 'x'.repeat(1000)]));
+      expect((await send('/store/hash/wide', { fields })).status).toBe(201);
+      expect(
+        (await send('/store/set/wide-set', { members: Object.values(fields).map((v, i) => v + i) })).status,
+      ).toBe(201);
+      for (const path of ['hash/wide', 'set/wide-set']) {
+        const res = await request(service.data).get(`/store/${path}`).set('Authorization', bearer(admin));
+        expect([res.status, res.body.error]).toEqual([413, 'reply_too_large']);
+      }
+      for (const command of [
+        ['HGETALL', 'wide'],
+        ['SMEMBERS', 'wide-set'],
+        ['HVALS', 'wide'],
+      ]) {
+        const res = await send('/upstash', command);
+        expect([res.status, res.body.error]).toEqual([413, expect.any(String)]);
+      }
+      expect((await send('/upstash', ['HLEN', 'wide'])).body).toEqual({ result: 8 });
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when the server restarts, then the capabilities are probed again', async () => {
+    const service = await serviceOn(server);
+    await service.connect();
+    const health = () => request(service.data).get('/store/admin/health').set('Authorization', bearer(admin));
+    try {
+      const before = (await health()).body.server.probed_at;
+      await server.restart();
+      for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+        const now = await health();
+        if (now.status === 200 && now.body.server.probed_at !== before) break;
+      }
+      const after = await health();
+      expect(after.body.server.probed_at).not.toBe(before);
+      expect(after.body.server.unavailable.map((r: { command: string }) => r.command)).toContain('WAIT');
     } finally {
       await service.close();
     }

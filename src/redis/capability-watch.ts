@@ -1,8 +1,12 @@
 // Keeps the server's capabilities current: probed when the data connection becomes ready (start, reconnect, failover).
 import type { Config } from '../config';
-import type { Logger } from '../observability/logger';
 import { type Capabilities, probeCapabilities, refusalOf } from './capabilities';
 import type { RedisClient } from './client';
+
+/** Where the answer is logged (the service's winston logger). */
+interface Log {
+  log(level: 'info' | 'debug', message: string, meta: Record<string, unknown>): unknown;
+}
 
 /** Tries of one probe while the connection is ready (100 ms more between each: 2 s at most). */
 const PROBE_ATTEMPTS = 6;
@@ -18,7 +22,7 @@ export class CapabilityWatch {
   constructor(
     private readonly redis: RedisClient,
     private readonly maxArguments: number | null,
-    private readonly logger: Logger,
+    private readonly logger: Log,
   ) {
     // One probe per connection event of the data connection (not of the limiter's, writer's or waiters' ones).
     redis.on('ready', () => void this.probe());

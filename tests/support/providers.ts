@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startRedisCluster } from './redis-cluster';
-import { LOOPBACK, startRedisServer } from './redis-server';
+import { LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
 
 export interface Profile {
   /** The row of docs/managed-redis.md it backs. */
@@ -114,6 +114,8 @@ export interface ProfileServer {
   readonly env: Record<string, string>;
   /** A full-rights URL (the default user), for looking at what the service wrote. */
   readonly adminUrl: string;
+  /** Stops the (first) server and starts it again on the same port. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -136,9 +138,20 @@ export async function startProfile(profile: Profile): Promise<ProfileServer> {
     return {
       env: { ...settings(port), SVC_REDIS_CLUSTER_NODES: cluster.nodes },
       adminUrl: `redis://${LOOPBACK}:${port}`,
+      restart: () => restart(cluster.servers[0]),
       stop: cluster.stop,
     };
   }
   const server = await startRedisServer({ config });
-  return { env: settings(server.port), adminUrl: server.url, stop: () => server.stop() };
+  return {
+    env: settings(server.port),
+    adminUrl: server.url,
+    restart: () => restart(server),
+    stop: () => server.stop(),
+  };
+}
+
+async function restart(server: RedisServer | undefined): Promise<void> {
+  await server?.stop();
+  await server?.start();
 }
