@@ -110,14 +110,14 @@ describe('when Redis refuses part of a flush', () => {
     await strict.stop();
   });
 
-  test('when FLUSHDB is disabled, then flush is 500 naming it, and nothing is removed', async () => {
+  test('when FLUSHDB is disabled, then flush is 501 command_refused naming it, and nothing is removed', async () => {
     const t = await testApp('flush-refused', { SVC_REDIS_URL: strict.url, SVC_KEY_PREFIX: '' });
     const error = jest.spyOn(t.context.logger, 'error');
     try {
       await admin.set('flush-refused:a', '1');
       const res = await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json');
-      expect(res.status).toBe(500);
-      expect(res.body.error).toBe('server_error');
+      expect(res.status).toBe(501);
+      expect(res.body.error).toBe('command_refused');
       expect(res.body.message).toBe('Flush incomplete: Redis refused FLUSHDB (ERR); nothing was removed');
       expect(await admin.exists('flush-refused:a')).toBe(1);
       // Not a bug of the service: logged as a warning with its cause, not as an error with a stack.
@@ -128,14 +128,14 @@ describe('when Redis refuses part of a flush', () => {
     }
   });
 
-  test('when UNLINK is denied, then a prefix flush is 500 naming it, and the keys stay', async () => {
+  test('when UNLINK is denied, then a prefix flush is 501 naming it, and the keys stay', async () => {
     const url = `redis://app:app-password@127.0.0.1:${strict.port}`;
     const t = await testApp('unlink-refused', { SVC_REDIS_URL: url });
     try {
       for (const key of ['a', 'b'])
         expect((await request(t.data).post(`/store/string/${key}`).send({ value: '1' })).status).toBe(201);
       const res = await request(t.data).post('/store/admin/flush').set('Content-Type', 'application/json');
-      expect(res.status).toBe(500);
+      expect(res.status).toBe(501);
       expect(res.body.message).toBe('Flush incomplete: Redis refused UNLINK (NOPERM); nothing was removed');
       expect(await admin.exists(`${t.prefix}a`, `${t.prefix}b`)).toBe(2);
     } finally {
