@@ -205,6 +205,27 @@ describe('what the server refuses stops the start or the request, clearly', () =
         .set('Authorization', bearer(admin))
         .send({ fields: { a: '1' } });
       expect(small.status).toBe(201);
+      // /upstash: a pipeline's commands go on their own, each within the cap; one longer command refuses the request.
+      const words = Array.from({ length: 2000 }, (_, i) => [`k${i}`, 'v']).flat();
+      const upstash = (path: string, body: unknown) =>
+        request(service.data)
+          .post(path)
+          .set('Authorization', bearer(admin))
+          .send(body as object);
+      const long = await upstash('/upstash/pipeline', [
+        ['SET', 'p', '1'],
+        ['MSET', ...words],
+      ]);
+      expect([long.status, long.body.error]).toEqual([
+        400,
+        expect.stringContaining('SVC_REDIS_MAX_ARGUMENTS'),
+      ]);
+      expect((await upstash('/upstash', ['EXISTS', 'p'])).body).toEqual({ result: 0 });
+      const split = await upstash('/upstash/pipeline', [
+        ['MSET', ...words.slice(0, 2000)],
+        ['MSET', ...words.slice(2000)],
+      ]);
+      expect(split.body).toEqual([{ result: 'OK' }, { result: 'OK' }]);
     } finally {
       await service.close();
     }

@@ -66,6 +66,20 @@ function commands(text: unknown, max: number): string[][] {
   return value.map((c, i) => command(c, `command ${i + 1}`));
 }
 
+/**
+ * SVC_REDIS_MAX_ARGUMENTS: a command longer than the server takes is refused before anything of the request runs.
+ * A pipeline's commands each go on their own, so only each one's length counts.
+ */
+function refuseLong(planned: Planned[], max: number): void {
+  const index = max > 0 ? planned.findIndex((p) => p.args.length > max) : -1;
+  if (index < 0) return;
+  const words = (planned[index] as Planned).args.length;
+  throw new ApiError(
+    'invalid_request',
+    `ERR command ${index + 1} has ${words} arguments; the server takes at most ${max} (SVC_REDIS_MAX_ARGUMENTS)`,
+  );
+}
+
 export function upstashRoutes(
   app: Express,
   ctx: Context,
@@ -109,6 +123,7 @@ export function upstashRoutes(
     const tenant = (principalOf(res)?.prefix ?? '') !== '';
     const scripts = ctx.config.upstash.scriptPermission;
     const planned = raw.map((c) => plan(t, c, r.prefix, tenant, scripts));
+    refuseLong(planned, ctx.config.redis.maxArguments);
     let needed: Permission = 'read';
     const counts = new Map<string, number>();
     for (const p of planned) {
