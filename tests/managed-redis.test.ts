@@ -2,6 +2,7 @@
 import request from 'supertest';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/observability/logger';
+import { identityFromInfo } from '../src/redis/capabilities';
 import { createService, type Service } from '../src/service';
 import { contract } from './support/app';
 import { apiKey, bearer } from './support/auth';
@@ -154,7 +155,7 @@ describe.each(Object.entries(PROFILES))('on the %s profile', (_name, profile) =>
 describe('what the server refuses stops the start or the request, clearly', () => {
   let server: ProfileServer;
   beforeAll(async () => {
-    server = await startProfile({ ...(PROFILES['acl-app'] as Profile), refused: ['WAIT', 'MEMORY'] });
+    server = await startProfile({ ...(PROFILES['acl-app'] as Profile), refused: ['WAIT', 'MEMORY', 'XADD'] });
   });
   afterAll(() => server?.stop());
 
@@ -163,6 +164,17 @@ describe('what the server refuses stops the start or the request, clearly', () =
     try {
       await expect(service.connect()).rejects.toThrow(
         /SVC_REDIS_WAIT_REPLICAS=1 needs WAIT, which the server refuses/,
+      );
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when the change feed is on and XADD is refused, then the start fails naming the setting', async () => {
+    const service = await serviceOn(server, { SVC_CHANGES_ENABLED: 'true' });
+    try {
+      await expect(service.connect()).rejects.toThrow(
+        /SVC_CHANGES_ENABLED needs XADD, which the server refuses/,
       );
     } finally {
       await service.close();
@@ -280,5 +292,18 @@ describe('what the server refuses stops the start or the request, clearly', () =
     } finally {
       await service.close();
     }
+  });
+});
+
+describe('the engine is read from what the server says of itself', () => {
+  test("when INFO is Valkey's, then the engine is valkey with valkey_version, not redis_version 7.2.4", () => {
+    const info =
+      '# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.0.1\r\nredis_mode:cluster\r\n';
+    expect(identityFromInfo(info)).toEqual({ engine: 'valkey', version: '9.0.1', cluster: true });
+    expect(identityFromInfo('redis_version:7.0.15\r\nredis_mode:standalone\r\n')).toEqual({
+      engine: 'redis',
+      version: '7.0.15',
+      cluster: false,
+    });
   });
 });

@@ -74,16 +74,19 @@ const field = (text: string, name: string) => new RegExp(`^${name}:([^\\r\\n]*)`
 
 type Identity = Pick<Capabilities, 'engine' | 'version' | 'cluster'>;
 
+/** Engine, version and mode from `INFO server` (Valkey says `server_name:valkey` and keeps `redis_version:7.2.4`). */
+export function identityFromInfo(info: string): Identity {
+  const valkey = field(info, 'server_name') === 'valkey' || field(info, 'valkey_version') !== undefined;
+  return {
+    engine: valkey ? 'valkey' : 'redis',
+    version: (valkey ? field(info, 'valkey_version') : undefined) ?? field(info, 'redis_version') ?? null,
+    cluster: field(info, 'redis_mode') === 'cluster',
+  };
+}
+
 /** Engine, version and mode from INFO server, else from HELLO 2 (which Redis 6+ and Valkey answer with both). */
 async function identity(node: RedisClient, info: unknown): Promise<Identity> {
-  if (typeof info === 'string') {
-    const valkey = field(info, 'server_name') === 'valkey' || field(info, 'valkey_version') !== undefined;
-    return {
-      engine: valkey ? 'valkey' : 'redis',
-      version: (valkey ? field(info, 'valkey_version') : undefined) ?? field(info, 'redis_version') ?? null,
-      cluster: field(info, 'redis_mode') === 'cluster',
-    };
-  }
+  if (typeof info === 'string') return identityFromInfo(info);
   const hello = (await node.call('HELLO', '2').catch(() => null)) as unknown[] | null;
   if (!Array.isArray(hello)) return { engine: 'unknown', version: null, cluster: false };
   const map = new Map<string, unknown>();

@@ -87,6 +87,11 @@ export function settingRefusals(config: Config, capabilities: Capabilities | und
     problems.push(
       `SVC_REDIS_WAIT_REPLICAS=${config.redis.waitReplicas} needs WAIT, which the server refuses (${wait.reason}): set it to 0 on this server`,
     );
+  const xadd = refusalOf(capabilities, 'XADD');
+  if (config.changes.enabled && xadd)
+    problems.push(
+      `SVC_CHANGES_ENABLED needs XADD, which the server refuses (${xadd.reason}): set it to false on this server`,
+    );
   const scripts = refusalOf(capabilities, 'EVALSHA');
   if (scripts)
     problems.push(
