@@ -7,9 +7,12 @@ import { createService, type Service } from '../src/service';
 import { contract } from './support/app';
 import { apiKey, bearer } from './support/auth';
 import { PROFILES, type Profile, type ProfileServer, startProfile } from './support/providers';
+import { freePort } from './support/redis-server';
+import { killServices, startService } from './support/service-process';
 import { recordStatuses } from './support/statuses';
 
 jest.setTimeout(60_000);
+afterAll(killServices);
 
 const admin = apiKey('managed-admin', ['read', 'write', 'admin']);
 
@@ -168,6 +171,27 @@ describe('what the server refuses stops the start or the request, clearly', () =
     } finally {
       await service.close();
     }
+  });
+
+  test('when the process starts, then it logs the capabilities once, or stops with exit 2 when WAIT is refused', async () => {
+    const env = { ...server.env, SVC_PORT: String(await freePort()), SVC_LOG_FORMAT: 'json' };
+    const refused = startService({ ...env, SVC_REDIS_WAIT_REPLICAS: '1' });
+    expect((await refused.exited).code).toBe(2);
+    expect(refused.stderr()).toContain('SVC_REDIS_WAIT_REPLICAS=1 needs WAIT, which the server refuses');
+    expect(refused.output()).not.toMatch(/\n\s+at /);
+    const svc = startService(env);
+    for (const end = Date.now() + 20_000; Date.now() < end && !svc.output().includes('"listening"'); )
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    const lines = svc
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('redis capabilities'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string).refused).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^WAIT: /)]),
+    );
+    expect(svc.output()).not.toContain('ready check');
+    await killServices();
   });
 
   test('when the change feed is on and XADD is refused, then the start fails naming the setting', async () => {
