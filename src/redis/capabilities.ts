@@ -41,7 +41,7 @@ const PROBES: ReadonlyArray<readonly [string, readonly string[], string]> = [
   [
     'MEMORY USAGE',
     ['MEMORY', 'USAGE', PROBE_KEY],
-    'bounded reads size values from element counts (SVC_MAX_ELEMENT_BYTES per element); /store/admin/memory answers 501',
+    'whole reads are sized from HSTRLEN sums or element counts, and measured as they are read; /store/admin/memory answers 501',
   ],
   ['OBJECT IDLETIME', ['OBJECT', 'IDLETIME', PROBE_KEY], '/store/admin/memory reports last_accessed as null'],
   ['COMMAND', ['COMMAND', 'COUNT'], '/upstash uses the command table shipped with the service only'],
