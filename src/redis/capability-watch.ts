@@ -10,6 +10,8 @@ interface Log {
 
 /** Tries of one probe while the connection is ready (100 ms more between each: 2 s at most). */
 const PROBE_ATTEMPTS = 6;
+/** How long after a Cluster node joins its pool the capabilities are probed again (nodes join in bursts). */
+const NODE_SETTLE_MS = 500;
 
 export class CapabilityWatch {
   /** The latest probe's answer; undefined until the first one (Redis not reached yet). Read as a field per use. */
@@ -18,6 +20,7 @@ export class CapabilityWatch {
   private logged = '';
   /** Probes asked for and not yet answered. */
   private pending = 0;
+  private scheduled: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -26,6 +29,16 @@ export class CapabilityWatch {
   ) {
     // One probe per connection event of the data connection (not of the limiter's, writer's or waiters' ones).
     redis.on('ready', () => void this.probe());
+    // A Cluster stays ready through a failover: a node joining its pool (a promoted replica) is probed, once for
+    // the nodes that join together.
+    redis.on('+node', () => {
+      if (this.redis.status !== 'ready' || this.scheduled) return;
+      this.scheduled = setTimeout(() => {
+        this.scheduled = undefined;
+        void this.probe();
+      }, NODE_SETTLE_MS);
+      this.scheduled.unref();
+    });
   }
 
   /** Probes again (after any probe under way); resolves to the answer, or undefined when Redis was not reached. */
