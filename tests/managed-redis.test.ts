@@ -1,8 +1,11 @@
 // Each managed Redis provider as a profile (docs/managed-redis.md): what the probe finds, and no request answers 500.
+
+import Redis from 'ioredis';
 import request from 'supertest';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/observability/logger';
-import { identityFromInfo } from '../src/redis/capabilities';
+import { identityFromInfo, probeCapabilities } from '../src/redis/capabilities';
+import type { RedisClient } from '../src/redis/client';
 import { createService, type Service } from '../src/service';
 import { contract } from './support/app';
 import { apiKey, bearer } from './support/auth';
@@ -296,6 +299,19 @@ describe('what the server refuses stops the start or the request, clearly', () =
       expect((await send('/upstash', ['HLEN', 'wide'])).body).toEqual({ result: 8 });
     } finally {
       await service.close();
+    }
+  });
+
+  test('when the probe runs with every right, then it finds FLUSHDB allowed and removes nothing', async () => {
+    const full = new Redis(server.adminUrl);
+    try {
+      await full.set('probe-kept', '1');
+      const found = await probeCapabilities(full as RedisClient, null);
+      expect(found.refused.map((r) => r.command).sort()).toEqual(['MEMORY USAGE', 'WAIT', 'XADD']);
+      expect(await full.get('probe-kept')).toBe('1');
+      expect(await full.dbsize()).toBeGreaterThan(0);
+    } finally {
+      full.disconnect();
     }
   });
 

@@ -31,10 +31,11 @@ export interface Capabilities {
 const PROBE_KEY = `${INTERNAL_PREFIX}probe:never-written`;
 
 /**
- * Each command the service relies on, tried harmlessly: a missing key, an option that fails after the ACL check
- * (`FLUSHDB` with a bad option is a syntax error, never a flush), `XADD NOMKSTREAM` on a missing key. A renamed
- * command answers "unknown command" and an ACL-denied one NOPERM before anything runs; any other answer (a value,
- * a syntax error, NOSCRIPT, MOVED) means the server accepts the command.
+ * Each command the service relies on, tried harmlessly: a missing key, `XADD NOMKSTREAM` on a missing key, an
+ * invalid library; `FLUSHDB` only queued in a MULTI that is discarded (Redis refuses an unknown or ACL-denied
+ * command as it queues it, and runs nothing of a discarded one). A renamed command answers "unknown command" and an
+ * ACL-denied one NOPERM before anything runs; any other answer (a value, QUEUED, a syntax error, NOSCRIPT, MOVED)
+ * means the server accepts the command.
  */
 const PROBES: ReadonlyArray<readonly [string, readonly string[], string]> = [
   ['INFO', ['INFO', 'server'], 'health has no memory figures; engine and version come from HELLO'],
@@ -51,7 +52,7 @@ const PROBES: ReadonlyArray<readonly [string, readonly string[], string]> = [
     '/upstash refuses commands without exact key specs',
   ],
   ['WAIT', ['WAIT', '0', '0'], 'SVC_REDIS_WAIT_REPLICAS cannot be used'],
-  ['FLUSHDB', ['FLUSHDB', 'PROBE-NOT-AN-OPTION'], '/store/admin/flush without a key prefix answers 501'],
+  ['FLUSHDB', ['FLUSHDB'], '/store/admin/flush without a key prefix answers 501'],
   ['UNLINK', ['UNLINK', PROBE_KEY], 'flush under a key prefix answers 501'],
   ['DBSIZE', ['DBSIZE'], 'flush and /upstash DBSIZE answer 501'],
   [
@@ -109,8 +110,19 @@ export async function probeCapabilities(
   // On a Cluster the pipeline goes to the node of PROBE_KEY's slot (the keyless commands go with it).
   const node = redis;
   const pipeline = node.pipeline();
-  for (const [, args] of PROBES) pipeline.call(...(args as [string, ...string[]]));
-  const replies = (await pipeline.exec()) ?? [];
+  // Where each probe's own reply is among those of MULTI and DISCARD.
+  const at: number[] = [];
+  let sent = 0;
+  for (const [command, args] of PROBES) {
+    const queued = command === 'FLUSHDB';
+    if (queued) pipeline.call('MULTI');
+    at.push(sent + (queued ? 1 : 0));
+    pipeline.call(...(args as [string, ...string[]]));
+    if (queued) pipeline.call('DISCARD');
+    sent += queued ? 3 : 1;
+  }
+  const all = (await pipeline.exec()) ?? [];
+  const replies = at.map((index) => all[index]);
   const refused: Refusal[] = [];
   PROBES.forEach(([command, , affects], i) => {
     const [err] = replies[i] ?? [new Error('no reply')];
