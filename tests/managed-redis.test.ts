@@ -7,6 +7,7 @@ import { createLogger } from '../src/observability/logger';
 import { identityFromInfo, probeCapabilities } from '../src/redis/capabilities';
 import type { RedisClient } from '../src/redis/client';
 import { createService, type Service } from '../src/service';
+import { CommandTable } from '../src/upstash/table';
 import { contract } from './support/app';
 import { apiKey, bearer } from './support/auth';
 import { PROFILES, type Profile, type ProfileServer, startProfile } from './support/providers';
@@ -345,5 +346,26 @@ describe('the engine is read from what the server says of itself', () => {
       version: '7.0.15',
       cluster: false,
     });
+  });
+});
+
+describe('the command table shipped with the service', () => {
+  test("when compared with the test server's COMMAND, then every command is known with the same key specs and write/admin flags", async () => {
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      const live = CommandTable.fromReply(await redis.call('COMMAND'));
+      const shipped = CommandTable.shipped();
+      const names = ((await redis.call('COMMAND', 'LIST')) as string[]).map((name) => [name]);
+      expect(names.length).toBeGreaterThan(200);
+      // A newer server's commands the shipped table lacks come from its COMMAND.
+      const merged = await CommandTable.load(redis as unknown as RedisClient);
+      for (const args of names) {
+        const [ours, theirs] = [shipped.find(args) ?? merged.find(args), live.find(args)];
+        const flags = (spec?: typeof ours) => ['write', 'admin'].filter((f) => spec?.flags.has(f));
+        expect([args[0], ours?.keySpecs, flags(ours)]).toEqual([args[0], theirs?.keySpecs, flags(theirs)]);
+      }
+    } finally {
+      redis.disconnect();
+    }
   });
 });

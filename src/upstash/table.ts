@@ -152,9 +152,7 @@ export class CommandTable {
       throw err;
     })) as Flat[];
     const commands = new Map(shippedTable());
-    for (const raw of Array.isArray(reply) ? reply : []) {
-      if (!Array.isArray(raw)) continue;
-      const spec = commandSpec(raw);
+    for (const spec of CommandTable.fromReply(reply).commands.values()) {
       const known = commands.get(spec.name);
       if (!known) commands.set(spec.name, spec);
       else if ([...spec.subcommands.keys()].some((sub) => !known.subcommands.has(sub)))
@@ -164,6 +162,22 @@ export class CommandTable {
         });
     }
     return new CommandTable(commands);
+  }
+
+  /** The table of a COMMAND reply alone (tests compare it with the shipped one). */
+  static fromReply(reply: unknown): CommandTable {
+    const commands = new Map<string, CommandSpec>();
+    for (const raw of Array.isArray(reply) ? reply : []) {
+      if (!Array.isArray(raw)) continue;
+      const spec = commandSpec(raw);
+      commands.set(spec.name, spec);
+    }
+    return new CommandTable(commands);
+  }
+
+  /** The shipped table alone. */
+  static shipped(): CommandTable {
+    return new CommandTable(shippedTable());
   }
 
   /** The command (or its subcommand) that `args` run; undefined for a command or subcommand Redis does not know. */
