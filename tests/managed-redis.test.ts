@@ -8,8 +8,8 @@ import { identityFromInfo, probeCapabilities } from '../src/redis/capabilities';
 import type { RedisClient } from '../src/redis/client';
 import { createService, type Service } from '../src/service';
 import { CommandTable } from '../src/upstash/table';
-import { contract } from './support/app';
-import { apiKey, bearer } from './support/auth';
+import { contract, type TestApp } from './support/app';
+import { apiKey, bearer, sampleRequest } from './support/auth';
 import { PROFILES, type Profile, type ProfileServer, startProfile } from './support/providers';
 import { freePort } from './support/redis-server';
 import { killServices, startService } from './support/service-process';
@@ -152,6 +152,19 @@ describe.each(Object.entries(PROFILES))('on the %s profile', (_name, profile) =>
     }
     const flush = await api().post('/store/admin/flush', {});
     expect([flush.status, flush.body.keys_removed]).toEqual([200, expect.any(Number)]);
+  });
+
+  test('when every served operation gets its sample request, then none answers 500', async () => {
+    const failed: string[] = [];
+    for (const op of service.context.served) {
+      // Flush last: it would remove what the other requests read.
+      if (op.id === 'adminFlush') continue;
+      const res = await sampleRequest({ data: service.data } as TestApp, op, bearer(admin));
+      if (res.status >= 500 && res.status !== 501)
+        failed.push(`${op.method} ${op.path}: ${res.status} ${res.text}`);
+    }
+    expect(service.context.served.length).toBeGreaterThan(50);
+    expect(failed).toEqual([]);
   });
 
   test('when the connection was made, then ioredis logged no ready-check warning', () => {
