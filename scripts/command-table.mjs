@@ -9,6 +9,7 @@
 // categories with '@', those COMMAND derives from the flags included), key specs in short form:
 //   begin  'i<pos>' | 'k<startfrom>:<keyword>' | 'u'     find  'r<lastkey>,<step>,<limit>' | 'n<keynumidx>,<firstkey>,<step>' | 'u'
 // joined as '<begin>/<find>', with '!' appended when Redis flags the spec INCOMPLETE.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -83,7 +84,8 @@ for (const [name, valkey] of Object.entries(read(valkeyDir))) {
   else if (valkey[4]) redis[4] = { ...valkey[4], ...redis[4] };
 }
 const sorted = Object.fromEntries(Object.entries(table).sort(([a], [b]) => a.localeCompare(b)));
-// One command per line: small diffs when either engine adds one.
 const lines = Object.entries(sorted).map(([name, e]) => `${JSON.stringify(name)}:${JSON.stringify(e)}`);
 writeFileSync(OUT, `{\n${lines.join(',\n')}\n}\n`);
+// In the repository's format, so that `npm run lint` passes on a fresh table.
+execFileSync('npx', ['biome', 'format', '--write', OUT], { stdio: 'ignore' });
 process.stdout.write(`${lines.length} commands -> ${path.relative(process.cwd(), OUT)}\n`);

@@ -115,7 +115,7 @@ export const SETTINGS = {
     path: 'redis.maxArguments',
     schema: int(0, 0),
     description:
-      'the most words one Redis command may have, its name included (`0`: no cap; ElastiCache Serverless: `3999`); a request that needs a longer command is refused (400) before anything runs',
+      'most words in one Redis command, its name included (`0`: no cap; ElastiCache Serverless: `3999`); longer: `400`',
   },
   SVC_REDIS_WAIT_TIMEOUT_MS: {
     path: 'redis.waitTimeoutMs',

@@ -2,8 +2,14 @@
 // cluster mode and argument cap, and the least-privilege ACL user of docs/managed-redis.md (read from the doc).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/observability/logger';
+import { createService, type Service } from '../../src/service';
+import { contract } from './app';
+import { apiKey } from './auth';
 import { startRedisCluster } from './redis-cluster';
 import { LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
+import { recordStatuses } from './statuses';
 
 export interface Profile {
   /** The row of docs/managed-redis.md it backs. */
@@ -151,7 +157,28 @@ export async function startProfile(profile: Profile): Promise<ProfileServer> {
   };
 }
 
+/** A server with `refused` renamed away, reached as the common "app" ACL user (INFO, FLUSHDB, ... denied). */
+export function startRenamed(refused: string[]): Promise<ProfileServer> {
+  return startProfile({ ...(PROFILES['acl-app'] as Profile), refused });
+}
+
 async function restart(server: RedisServer | undefined): Promise<void> {
   await server?.stop();
   await server?.start();
+}
+
+/** The credential of the profile tests' requests. */
+export const admin = apiKey('managed-admin', ['read', 'write', 'admin']);
+
+/** A service on the profile's server as its ACL user (rate limits off), statuses recorded; not yet connected. */
+export async function serviceOn(server: ProfileServer, env: Record<string, string> = {}): Promise<Service> {
+  const config = loadConfig({
+    ...server.env,
+    SVC_RATE_LIMIT_ENABLED: 'false',
+    SVC_API_KEYS: JSON.stringify({ keys: [admin] }),
+    ...env,
+  });
+  const service = createService(config, { logger: createLogger(config.log, true), contract: contract() });
+  recordStatuses(service.data);
+  return service;
 }
