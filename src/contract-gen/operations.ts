@@ -171,8 +171,8 @@ export function completeOperation(
     add('409', facts.permission === 'write' && declared('IdempotencyKeyInUse') && 'IdempotencyKeyInUse');
     add('412', params.includes('IfMatch') && 'PreconditionFailed');
     add('413', out.requestBody !== undefined && 'PayloadTooLarge');
-    // A POST needs a JSON Content-Type (or a Bearer token) even without a body (http/browsers.ts).
-    add('415', (out.requestBody !== undefined || facts.method === 'post') && 'UnsupportedMediaType');
+    // A form content type is refused on every write, with a body or without (http/form-bodies.ts).
+    add('415', (out.requestBody !== undefined || facts.method !== 'get') && 'UnsupportedMediaType');
     add(
       '422',
       (facts.permission === 'write' || facts.answersValues) && declared('Unprocessable') && 'Unprocessable',

@@ -12,7 +12,7 @@ import { ApiError, toApiError } from '../errors';
 import { principalOf } from '../http/auth/access';
 import { clientIdentity } from '../http/client-address';
 import type { Permission } from '../http/contract';
-import { refuseSimpleWrite } from '../http/routes';
+import { refuseFormBody } from '../http/form-bodies';
 import { sendJson } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
 import { encodeBase64 } from './encoding';
@@ -117,8 +117,8 @@ export function upstashRoutes(
       counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
     }
     ctx.access.authorize(res, needed, []);
-    // A GET of the path form, or a text POST, is one `<img>` or form away from any web page.
-    if (needed !== 'read') refuseSimpleWrite(req, 'A write through /upstash');
+    // A form POST is one page away (its Origin is refused first; http/browsers.ts); `curl -d` with a token is not.
+    if (needed !== 'read') refuseFormBody(req, 'A write through /upstash', true);
     for (const [name, count] of counts) ctx.telemetry.metrics.upstashCommand(name, count);
     return [r, planned];
   };

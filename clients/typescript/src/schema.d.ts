@@ -3726,7 +3726,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Valid credentials without the needed permission, a key outside the credential's prefix, a non-loopback client or `Host` in protected mode, or an `Origin` that is neither the service's own nor in `SVC_CORS_ORIGINS` (see Browsers). */
+        /** @description Valid credentials without the needed permission, a key outside the credential's prefix, a non-loopback client or `Host` in protected mode, or an `Origin` that is neither the service's own nor in `SVC_CORS_ORIGINS`, or `Sec-Fetch-Site` `cross-site` or `same-site` without an `Origin` (see Browsers). */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -3766,7 +3766,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json`; or a `POST` carries neither `Content-Type: application/json` nor a Bearer `Authorization` header (see Browsers). */
+        /** @description The body is not `application/json`; or the request (with a body or without) says a form content type: `application/x-www-form-urlencoded`, `multipart/form-data` or `text/plain` (see Browsers). */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -3818,7 +3818,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `read` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `read` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenRead: {
             headers: {
                 [name: string]: unknown;
@@ -3832,7 +3832,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `write` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `write` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenWrite: {
             headers: {
                 [name: string]: unknown;
@@ -3926,7 +3926,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `write` permission, or an item's key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `write` permission, or an item's key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenBatch: {
             headers: {
                 [name: string]: unknown;
@@ -3940,7 +3940,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `read` permission, or a listed key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `read` permission, or a listed key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenSetAlgebra: {
             headers: {
                 [name: string]: unknown;
@@ -4165,7 +4165,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The credentials are valid but lack the `admin` permission; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `admin` permission; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenAdmin: {
             headers: {
                 [name: string]: unknown;
@@ -4753,6 +4753,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -4892,6 +4893,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5219,6 +5221,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5430,6 +5433,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5700,6 +5704,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6165,6 +6170,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6316,6 +6322,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6537,6 +6544,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6782,6 +6790,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -7344,6 +7353,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -7690,6 +7700,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -8002,6 +8013,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -8424,6 +8436,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -8741,6 +8754,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
