@@ -16,6 +16,7 @@ import { refuseFormBody } from '../http/form-bodies';
 import { sendJson } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
 import { encodeBase64 } from './encoding';
+import { deletesEach } from './events';
 import { type Planned, plan } from './plan';
 import { type Item, type Runner, runOne } from './run';
 import { ScriptFlags } from './shebang';
@@ -108,7 +109,10 @@ export function upstashRoutes(
     const t = await loadTable();
     const tenant = (principalOf(res)?.prefix ?? '') !== '';
     const scripts = ctx.config.upstash.scriptPermission;
-    const planned = raw.map((c) => plan(t, c, r.prefix, tenant, scripts));
+    const planned = raw.map((c) => {
+      const p = plan(t, c, r.prefix, tenant, scripts);
+      return ctx.store.changes ? deletesEach(p) : p;
+    });
     let needed: Permission = 'read';
     const counts = new Map<string, number>();
     for (const p of planned) {
