@@ -13,10 +13,11 @@ import { principalOf } from '../http/auth/access';
 import { clientIdentity } from '../http/client-address';
 import type { Permission } from '../http/contract';
 import { refuseFormBody } from '../http/form-bodies';
-import { sendJson } from '../http/send';
+import { sendJson, sendJsonText } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
 import { encodeBase64 } from './encoding';
 import { deletesEach } from './events';
+import { exactCounter, jsonText } from './integers';
 import { type Planned, plan } from './plan';
 import { type Item, type Runner, runOne } from './run';
 import { ScriptFlags } from './shebang';
@@ -111,7 +112,7 @@ export function upstashRoutes(
     const scripts = ctx.config.upstash.scriptPermission;
     const planned = raw.map((c) => {
       const p = plan(t, c, r.prefix, tenant, scripts);
-      return ctx.store.changes ? deletesEach(p) : p;
+      return exactCounter(ctx.store.changes ? deletesEach(p) : p);
     });
     let needed: Permission = 'read';
     const counts = new Map<string, number>();
@@ -135,7 +136,7 @@ export function upstashRoutes(
       res.locals.errorType = 'invalid_request';
       return sendJson(res, 400, value);
     }
-    sendJson(res, 200, value);
+    sendJsonText(res, 200, jsonText(value));
   };
   const one = async (req: Request, res: Response, raw: string[]) => {
     const [r, [planned]] = await planAll(req, res, [raw]);
