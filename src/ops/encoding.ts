@@ -5,6 +5,7 @@
 // arguments as those bytes, and commands marked `buffers` get Buffer replies, which become byte strings before the
 // operation reads them. The operation's `values` (the answer's fields that hold stored values) are then encoded.
 import { isUtf8 } from 'node:buffer';
+import { decodeCanonical } from '../base64';
 import { ApiError } from '../errors';
 import type { Command, Op, Outcome } from './op';
 
@@ -34,12 +35,15 @@ export class Reread extends ApiError {
   }
 }
 
-/** Base64 text -> a byte string; the size limit applies to the decoded bytes. */
+/** Canonical base64 text -> a byte string (else 400 naming `what`); the size limit applies to the decoded bytes. */
 export function fromBase64(text: string, maxBytes: number, what = 'value'): string {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) {
-    throw new ApiError('invalid_value', `The ${what} is not base64 (RFC 4648, with or without padding)`);
+  const bytes = decodeCanonical(text);
+  if (bytes === undefined) {
+    throw new ApiError(
+      'invalid_value',
+      `The ${what} is not canonical base64 (RFC 4648, with or without padding, unused bits zero)`,
+    );
   }
-  const bytes = Buffer.from(text, 'base64');
   if (bytes.length > maxBytes) {
     throw new ApiError(
       'payload_too_large',
