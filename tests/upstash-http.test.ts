@@ -315,3 +315,18 @@ describe('browsers', () => {
     }
   });
 });
+
+describe('methods', () => {
+  test.each([
+    ['put', '/upstash', 'POST'],
+    ['get', '/upstash', 'POST'],
+    ['delete', '/upstash/pipeline', 'POST'],
+    ['put', '/upstash/multi-exec', 'POST'],
+    ['delete', '/upstash/get/k', 'GET, POST, HEAD'],
+    ['put', '/upstash/set/k/v', 'GET, POST, HEAD'],
+  ] as const)('when %s %s is sent, then 405 with Allow: %s and nothing runs', async (method, path, allow) => {
+    const res = await request(t.data)[method](path).set('Authorization', bearer(writer));
+    expect([res.status, res.headers.allow, Object.keys(res.body)]).toEqual([405, allow, ['error']]);
+    expect(await t.raw.exists(`${t.prefix}k`)).toBe(0);
+  });
+});

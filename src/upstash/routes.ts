@@ -13,6 +13,7 @@ import { principalOf } from '../http/auth/access';
 import { clientIdentity } from '../http/client-address';
 import type { Permission } from '../http/contract';
 import { refuseFormBody } from '../http/form-bodies';
+import { methodNotAllowed } from '../http/routes';
 import { sendJson, sendJsonText } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
 import { encodeBase64 } from './encoding';
@@ -178,6 +179,19 @@ export function upstashRoutes(
   };
   app.get('/upstash/*path', named('/upstash/{path}'), guards, pathForm);
   app.post('/upstash/*path', named('/upstash/{path}'), guards, body, pathForm);
+  // Other methods: 405 with Allow (after guards, as for the typed API's paths).
+  const refuseMethod =
+    (methods: string[]): RequestHandler =>
+    (req) => {
+      throw methodNotAllowed(req, methods);
+    };
+  app.all(
+    ['/upstash', '/upstash/pipeline', '/upstash/multi-exec'],
+    named('/upstash'),
+    guards,
+    refuseMethod(['POST']),
+  );
+  app.all('/upstash/*path', named('/upstash/{path}'), guards, refuseMethod(['GET', 'POST']));
   app.use('/upstash', upstashErrors(ctx, syncToken));
 }
 

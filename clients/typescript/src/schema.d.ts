@@ -4209,7 +4209,7 @@ export interface components {
                 "application/json": components["schemas"]["UpstashItem"][];
             };
         };
-        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key), `413` a reply above the reply budget (`SVC_MAX_REPLY_ELEMENTS` / `SVC_MAX_REPLY_BYTES`, summed over a pipeline or transaction, refused before anything runs) or a body above `SVC_MAX_BODY_BYTES`. */
+        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key), `413` a reply above the reply budget (`SVC_MAX_REPLY_ELEMENTS` / `SVC_MAX_REPLY_BYTES`, summed over a pipeline or transaction, refused before anything runs) or a body above `SVC_MAX_BODY_BYTES`, `405` a method the path does not serve (with `Allow`), `415` a write with a form content type and no Bearer token (see Browsers). */
         UpstashError: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -9400,7 +9400,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9438,7 +9440,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9477,7 +9481,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9511,7 +9517,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9550,7 +9558,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
