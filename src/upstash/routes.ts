@@ -179,19 +179,15 @@ export function upstashRoutes(
   };
   app.get('/upstash/*path', named('/upstash/{path}'), guards, pathForm);
   app.post('/upstash/*path', named('/upstash/{path}'), guards, body, pathForm);
-  // Other methods: 405 with Allow (after guards, as for the typed API's paths).
-  const refuseMethod =
-    (methods: string[]): RequestHandler =>
-    (req) => {
-      throw methodNotAllowed(req, methods);
-    };
-  app.all(
-    ['/upstash', '/upstash/pipeline', '/upstash/multi-exec'],
-    named('/upstash'),
-    guards,
-    refuseMethod(['POST']),
-  );
-  app.all('/upstash/*path', named('/upstash/{path}'), guards, refuseMethod(['GET', 'POST']));
+  // Other methods: 405 with Allow, after the guards (middleware, not routes: the contract lists the routes).
+  const fixed = new Set(['/', '/pipeline', '/multi-exec']);
+  app.use('/upstash', named('/upstash'), guards, (req) => {
+    const path = req.baseUrl + (req.path === '/' ? '' : req.path);
+    throw methodNotAllowed(
+      { method: req.method, path } as Request,
+      fixed.has(req.path) ? ['POST'] : ['GET', 'POST'],
+    );
+  });
   app.use('/upstash', upstashErrors(ctx, syncToken));
 }
 
