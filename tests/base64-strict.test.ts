@@ -2,7 +2,7 @@
 // Basic credentials): a text another encoder could not have written is 400 naming the field, and changes nothing.
 import request from 'supertest';
 import { decodeCanonical } from '../src/base64';
-import { type TestApp, testApp } from './support/app';
+import { openapiDocument, type TestApp, testApp } from './support/app';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -90,4 +90,27 @@ test('when a hash page cursor has junk after its base64url, then 400 invalid_req
   expect([junk.status, junk.body.error]).toEqual([400, 'invalid_request']);
   const padded = await api().get('/store/set/b64page').query({ cursor: 'WyIwIiwiMiJd!' });
   expect(padded.status).toBe(400);
+});
+
+test('when a route names a field or member in its path, then openapi.yaml declares ?encoding= or a body encoding', () => {
+  const doc = openapiDocument() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const missing: string[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    if (!/\{(field|member)\}/.test(path)) continue;
+    for (const [method, op] of Object.entries(item)) {
+      if (method === 'parameters') continue;
+      const params = JSON.stringify(op.parameters ?? []);
+      const body = JSON.stringify(op.requestBody ?? '');
+      const inBody = /FieldWrite|ZsetMemberWrite|MemberWrite/.test(body);
+      if (!params.includes('parameters/Encoding') && !inBody) missing.push(`${method} ${path}`);
+    }
+  }
+  expect(missing).toEqual([]);
+});
+
+test('when ?encoding=base64 names a member in the path of an incr or a delete, then it is decoded', async () => {
+  await api().post('/store/zset/b64z/member/aQ/incr?encoding=base64').send({ by: 2 }).expect(201);
+  expect(await t.raw.zscore(`${t.prefix}b64z`, 'i')).toBe('2');
+  await api().delete('/store/zset/b64z/member/aQ?encoding=base64').expect(200);
+  expect(await t.raw.exists(`${t.prefix}b64z`)).toBe(0);
 });

@@ -3007,8 +3007,8 @@ export interface components {
             type: "deleteField";
             key: components["schemas"]["Key"];
             field: components["schemas"]["BodyFieldName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
             encoding?: components["schemas"]["Encoding"];
+            if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `deleteField` item: the fields of `DeleteResponse` plus `type` and `success`. */
         HashBatchDeleteFieldResult: {
@@ -3027,11 +3027,11 @@ export interface components {
             type: "incr";
             key: components["schemas"]["Key"];
             field: components["schemas"]["BodyFieldName"];
+            encoding?: components["schemas"]["Encoding"];
             by?: components["schemas"]["CounterStep"];
             /** @description Expiry set only when this call creates the key (the start of a fixed window); an existing key keeps its expiry, or its lack of one. */
             ttl?: components["schemas"]["Ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
-            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `incr` item: the fields of `FieldCounterResponse` plus `type` and `success`. */
         HashBatchIncrResult: {
@@ -3138,8 +3138,8 @@ export interface components {
             type: "addMember";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
             encoding?: components["schemas"]["Encoding"];
+            if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `addMember` item: the fields of `MemberAddResponse` plus `type` and `success`. */
         SetBatchAddMemberResult: {
@@ -3159,8 +3159,8 @@ export interface components {
             type: "removeMember";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
             encoding?: components["schemas"]["Encoding"];
+            if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `removeMember` item: the fields of `MemberRemoveResponse` plus `type` and `success`. */
         BatchRemoveMemberResult: {
@@ -3558,11 +3558,11 @@ export interface components {
             type: "incr";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
+            encoding?: components["schemas"]["Encoding"];
             /** @description How much to add to the score (negative to subtract), default 1; `"+inf"` and `"-inf"` are allowed. */
             by?: components["schemas"]["Score"];
             ttl?: components["schemas"]["IncrRequest"]["ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
-            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `incr` item: the fields of `ZsetIncrResponse` plus `type` and `success`. */
         ZsetBatchIncrResult: {
@@ -5382,7 +5382,10 @@ export interface operations {
     };
     deleteHashField: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -5442,7 +5445,10 @@ export interface operations {
     };
     incrHashField: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -6179,7 +6185,10 @@ export interface operations {
     };
     addSetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -6271,7 +6280,10 @@ export interface operations {
     };
     removeSetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -7955,7 +7967,10 @@ export interface operations {
     };
     removeZsetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -8022,7 +8037,10 @@ export interface operations {
     };
     incrZsetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
