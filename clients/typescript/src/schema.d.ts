@@ -4331,7 +4331,7 @@ export interface components {
          */
         ListStart: number;
         /**
-         * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
+         * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative, at most 9007199254740991). Same end as `start`, at most 1,000 items in all.
          * @example 99
          */
         ListStop: number;
@@ -6707,7 +6707,7 @@ export interface operations {
                  */
                 start?: components["parameters"]["ListStart"];
                 /**
-                 * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
+                 * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative, at most 9007199254740991). Same end as `start`, at most 1,000 items in all.
                  * @example 99
                  */
                 stop?: components["parameters"]["ListStop"];
