@@ -330,3 +330,13 @@ describe('methods', () => {
     expect(await t.raw.exists(`${t.prefix}k`)).toBe(0);
   });
 });
+
+test('when the path form’s POST body starts with a byte-order mark, then the value keeps it', async () => {
+  const res = await request(t.data)
+    .post('/upstash/set/bom')
+    .set('Authorization', bearer(writer))
+    .set('Content-Type', 'application/octet-stream')
+    .send(Buffer.from('\uFEFFv', 'utf8'));
+  expect(res.body).toEqual({ result: 'OK' });
+  expect(await t.raw.get(`${t.prefix}bom`)).toBe('\uFEFFv');
+});

@@ -93,6 +93,8 @@ export function upstashRoutes(
    */
   const syncToken = (res: Response) => `${boot}-${res.locals.upstashWrite ?? writes}`;
   const body = express.text({ type: () => true, limit: ctx.config.limits.maxBodyBytes });
+  // The path form's value as sent: bytes read as UTF-8, a leading byte-order mark kept (express.text drops it).
+  const valueBody = express.raw({ type: () => true, limit: ctx.config.limits.maxBodyBytes });
 
   const clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
   const runner = (req: Request, res: Response): Runner => ({
@@ -174,11 +176,12 @@ export function upstashRoutes(
       return;
     }
     const raw = [...segments];
-    if (req.method === 'POST' && typeof req.body === 'string' && req.body !== '') raw.push(req.body);
+    if (req.method === 'POST' && Buffer.isBuffer(req.body) && req.body.length > 0)
+      raw.push(req.body.toString('utf8'));
     await one(req, res, raw);
   };
   app.get('/upstash/*path', named('/upstash/{path}'), guards, pathForm);
-  app.post('/upstash/*path', named('/upstash/{path}'), guards, body, pathForm);
+  app.post('/upstash/*path', named('/upstash/{path}'), guards, valueBody, pathForm);
   // Other methods: 405 with Allow, after the guards (middleware, not routes: the contract lists the routes).
   const fixed = new Set(['/', '/pipeline', '/multi-exec']);
   app.use('/upstash', named('/upstash'), guards, (req) => {
