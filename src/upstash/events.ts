@@ -25,11 +25,12 @@ function typeOf(planned: Planned): string {
 }
 
 /**
- * Writes that change their key whenever they succeed, although they may answer 0 (HSET of existing fields) or a
+ * Writes that change their key whenever they succeed, although they may answer 0 (HSET of existing fields, an
+ * APPEND of nothing that creates the key) or a
  * negative number (a counter's new value: DECRBY to -5).
  */
 const ALWAYS_CHANGES = new Set([
-  ...['hset', 'hmset', 'zadd', 'setrange', 'setbit', 'lset', 'xgroup', 'xtrim'],
+  ...['hset', 'hmset', 'zadd', 'setrange', 'setbit', 'lset', 'xgroup', 'xtrim', 'append'],
   ...['incr', 'incrby', 'decr', 'decrby', 'hincrby'],
 ]);
 
