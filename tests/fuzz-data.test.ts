@@ -176,7 +176,14 @@ describe('/upstash against Redis directly', () => {
             .catch((err: Error) => JSON.stringify({ error: err.message }));
           const after = await dumps(keys.map(direct));
           const from = await lastId(t);
-          const res = await api().post('/upstash').send(command);
+          // A SET of a value goes in the path form with the value as the body (as Upstash's curl examples do).
+          const pathForm = name === 'SET' && args[1] !== '';
+          const res = pathForm
+            ? await api()
+                .post(`/upstash/set/${encodeURIComponent(args[0] as string)}`)
+                .set('Content-Type', 'application/octet-stream')
+                .send(Buffer.from(args[1] as string))
+            : await api().post('/upstash').send(command);
           const where = `${JSON.stringify(commands)} at ${JSON.stringify(command)}`;
           expect(`${where} ${res.text}`).toBe(`${where} ${reply}`);
           const events = (await eventsAfter(t, from)).map((e) => e.key).sort();
