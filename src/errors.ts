@@ -174,8 +174,12 @@ function fromBodyParser(err: {
   switch (err.type) {
     case 'entity.too.large':
       return new ApiError('payload_too_large', `Request body exceeds the limit of ${err.limit} bytes`);
-    case 'entity.parse.failed':
-      return new ApiError('invalid_value', malformedJson(err));
+    case 'entity.parse.failed': {
+      // Well-formed JSON that is not an object is a malformed request (the contract's invalid_request), as an
+      // array is; text that is not JSON at all is invalid_value.
+      const message = malformedJson(err);
+      return new ApiError(message.startsWith('Malformed') ? 'invalid_value' : 'invalid_request', message);
+    }
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', 'Request body must be UTF-8 encoded application/json');

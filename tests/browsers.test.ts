@@ -1,4 +1,4 @@
-// Web pages: the Origin allowlist and CORS preflights, DNS rebinding in protected mode, bodiless POSTs from forms.
+// Web pages: the Origin allowlist and CORS preflights, Sec-Fetch-Site, form content types, DNS rebinding in protected mode.
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -131,49 +131,92 @@ describe('a wildcard allowlist', () => {
   });
 });
 
-describe('a bodiless POST', () => {
-  test('when a form could send it (no JSON type, no Bearer), then 415 and the set keeps its member', async () => {
-    await request(open.data)
-      .post('/store/set/form-pop')
-      .send({ members: ['a'] })
-      .expect(201);
-    const form = await request(open.data)
-      .post('/store/set/form-pop/pop')
-      .set('Content-Type', 'application/x-www-form-urlencoded')
-      .send('x=1');
-    expect([form.status, form.body.error]).toEqual([415, 'unsupported_media_type']);
-    const bare = await request(open.data).post('/store/admin/flush');
-    expect(bare.status).toBe(415);
-    expect(await open.raw.scard(`${open.prefix}form-pop`)).toBe(1);
-  });
+describe('a form content type', () => {
+  test.each([
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'text/plain;charset=UTF-8',
+  ])(
+    'when a bodiless POST says %s (what a form sends), then 415 and the set keeps its member',
+    async (type) => {
+      await request(open.data)
+        .post('/store/set/form-pop')
+        .send({ members: ['a'] });
+      const form = await request(open.data)
+        .post('/store/set/form-pop/pop')
+        .set('Content-Type', type)
+        .send('x=1');
+      expect([form.status, form.body.error]).toEqual([415, 'unsupported_media_type']);
+      const empty = await request(open.data).post('/store/admin/flush').set('Content-Type', type);
+      expect(empty.status).toBe(415);
+      expect(await open.raw.scard(`${open.prefix}form-pop`)).toBe(1);
+    },
+  );
 
-  test('when it says Content-Type: application/json, then it runs', async () => {
-    await request(open.data)
-      .post('/store/set/json-pop')
-      .send({ members: ['a'] })
-      .expect(201);
+  test('when a JSON body is sent as text/plain, then 415 and nothing is written', async () => {
     const res = await request(open.data)
-      .post('/store/set/json-pop/pop')
-      .set('Content-Type', 'application/json');
-    expect(res.status).toBe(200);
+      .post('/store/string/form-text')
+      .set('Content-Type', 'text/plain')
+      .send('{"value":"v"}');
+    expect(res.status).toBe(415);
+    expect(await open.raw.exists(`${open.prefix}form-text`)).toBe(0);
   });
 
-  test('when it carries a Bearer key, then it runs without a content type', async () => {
+  test('when a write through /upstash says text/plain, then 415 without a Bearer token, served with one', async () => {
+    const form = await request(open.data)
+      .post('/upstash/set/form-up')
+      .set('Content-Type', 'text/plain')
+      .send('v');
+    expect(form.status).toBe(415);
+    expect(await open.raw.exists(`${open.prefix}form-up`)).toBe(0);
     const writer = apiKey('writer', ['read', 'write']);
     const keyed = await testApp('browsers-keyed', { SVC_API_KEYS: JSON.stringify({ keys: [writer] }) });
     try {
-      await request(keyed.data)
-        .post('/store/set/bearer-pop')
-        .set('Authorization', bearer(writer))
-        .send({ members: ['a'] })
-        .expect(201);
       const res = await request(keyed.data)
-        .post('/store/set/bearer-pop/pop')
-        .set('Authorization', bearer(writer));
-      expect(res.status).toBe(200);
+        .post('/upstash/set/form-up')
+        .set('Authorization', bearer(writer))
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .send('v');
+      expect([res.status, res.body]).toEqual([200, { result: 'OK' }]);
     } finally {
       await keyed.close();
     }
+  });
+});
+
+describe('a bodiless POST from a plain client', () => {
+  test('when it has no Content-Type and no credentials (curl -X POST), then it runs', async () => {
+    await request(open.data)
+      .post('/store/set/bare-pop')
+      .send({ members: ['a'] })
+      .expect(201);
+    const res = await request(open.data).post('/store/set/bare-pop/pop');
+    expect([res.status, res.body.member]).toEqual([200, 'a']);
+  });
+});
+
+describe('Sec-Fetch-Site', () => {
+  test.each(['cross-site', 'same-site'])(
+    'when it is %s and no Origin is sent (an <img>, a link), then 403 and nothing runs',
+    async (site) => {
+      await request(open.data).post('/store/string/sfs').send({ value: 'v' });
+      const res = await request(open.data).get('/upstash/del/sfs').set('Sec-Fetch-Site', site);
+      expect([res.status, res.body.error]).toEqual([403, expect.stringContaining('Sec-Fetch-Site')]);
+      expect(await open.raw.exists(`${open.prefix}sfs`)).toBe(1);
+    },
+  );
+
+  test.each(['same-origin', 'none'])('when it is %s, then the request is served', async (site) => {
+    const res = await request(open.data).get('/store/string/sfs-none').set('Sec-Fetch-Site', site);
+    expect(res.status).toBe(404);
+  });
+
+  test('when an allowed Origin comes with cross-site, then the request is served', async () => {
+    const res = await request(open.data)
+      .get('/store/string/sfs-none')
+      .set('Sec-Fetch-Site', 'cross-site')
+      .set('Origin', ALLOWED);
+    expect(res.status).toBe(404);
   });
 });
 

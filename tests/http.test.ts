@@ -120,11 +120,12 @@ describe('request bodies', () => {
     expect(res.body.message).not.toContain('hunter2');
   });
 
-  test('a JSON body that is not an object is 400 naming what it is', async () => {
+  test('a JSON body that is not an object is 400 invalid_request naming what it is, as the contract says', async () => {
     const res = await postRaw('"text"');
-    expect(res.status).toBe(400);
+    expect([res.status, res.body.error]).toEqual([400, 'invalid_request']);
     expect(res.body.message).toBe('Request body must be a JSON object, not string');
     expect((await postRaw('null')).body.message).toBe('Request body must be a JSON object, not null');
+    for (const body of ['5', 'true', '[1]']) expect((await postRaw(body)).body.error).toBe('invalid_request');
   });
 
   test('a body that is not JSON is 415 unsupported_media_type', async () => {

@@ -340,3 +340,16 @@ describe('the list batch', () => {
     expect(await t.raw.hgetall(raw('b-hash'))).toEqual({ f: 'v' });
   });
 });
+
+test('when a page starts at 2^53 - 1, then its default stop is 2^53 - 1 exactly (no rounding)', async () => {
+  await request(t.data)
+    .post('/store/list/far/push')
+    .send({ values: ['a'] });
+  const res = await request(t.data).get('/store/list/far').query({ start: '9007199254740991' });
+  expect([res.status, res.body.start, res.body.stop, res.body.values]).toEqual([
+    200,
+    9007199254740991,
+    9007199254740991,
+    [],
+  ]);
+});

@@ -121,6 +121,15 @@ describe('slow and malformed requests', () => {
     expect(value(metrics, 'svc_errors_total', { type: 'headers_too_large' })).toBeGreaterThanOrEqual(1);
   });
 
+  test('when a HEAD’s headers exceed 16 KiB, then 431 with the body’s Content-Length and no body', async () => {
+    const c = connect();
+    c.socket.write(`HEAD /store/string/k HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    await c.closed;
+    expect(c.text()).toMatch(/^HTTP\/1\.1 431 /);
+    expect(Number(/\r\nContent-Length: (\d+)\r\n/.exec(c.text())?.[1])).toBeGreaterThan(0);
+    expect(c.text().endsWith('\r\n\r\n')).toBe(true);
+  });
+
   test('when the URL alone is longer than 16 KiB, then it is refused the same way (Node gives no 414)', async () => {
     const c = connect();
     c.socket.write(`GET /store/string/${'k'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);

@@ -291,25 +291,52 @@ describe('settings', () => {
 });
 
 describe('browsers', () => {
-  test('when a write comes as a GET or a text POST without a Bearer token (an <img> or a form), then 415 and nothing is written', async () => {
+  test('when a page sends a write (an <img> GET, a text/plain form), then 403 or 415 and nothing is written', async () => {
     const open = await testApp('upstash-browser');
     try {
       const key = 'from-a-page';
-      const viaGet = await request(open.data).get(`/upstash/set/${key}/x`);
-      expect(viaGet.status).toBe(415);
-      expect(viaGet.body.error).toMatch(/Content-Type: application\/json .* Bearer/);
+      const viaImg = await request(open.data)
+        .get(`/upstash/set/${key}/x`)
+        .set('Sec-Fetch-Site', 'cross-site');
+      expect(viaImg.status).toBe(403);
       const viaForm = await request(open.data)
         .post('/upstash')
         .set('Content-Type', 'text/plain')
         .send(JSON.stringify(['SET', key, 'x']));
       expect(viaForm.status).toBe(415);
+      expect(viaForm.body.error).toMatch(/form content type/);
       expect(await open.raw.exists(`${open.prefix}${key}`)).toBe(0);
-      // Reads stay open to a plain GET, and a JSON POST writes as before.
-      expect((await request(open.data).get(`/upstash/get/${key}`)).body).toEqual({ result: null });
-      const json = await request(open.data).post('/upstash').send(['SET', key, 'x']);
+      // A plain client's GET writes as the path form promises, and so does a JSON POST.
+      expect((await request(open.data).get(`/upstash/set/${key}/x`)).body).toEqual({ result: 'OK' });
+      const json = await request(open.data).post('/upstash').send(['SET', key, 'y']);
       expect(json.body).toEqual({ result: 'OK' });
     } finally {
       await open.close();
     }
   });
+});
+
+describe('methods', () => {
+  test.each([
+    ['put', '/upstash', 'POST'],
+    ['get', '/upstash', 'POST'],
+    ['delete', '/upstash/pipeline', 'POST'],
+    ['put', '/upstash/multi-exec', 'POST'],
+    ['delete', '/upstash/get/k', 'GET, POST, HEAD'],
+    ['put', '/upstash/set/k/v', 'GET, POST, HEAD'],
+  ] as const)('when %s %s is sent, then 405 with Allow: %s and nothing runs', async (method, path, allow) => {
+    const res = await request(t.data)[method](path).set('Authorization', bearer(writer));
+    expect([res.status, res.headers.allow, Object.keys(res.body)]).toEqual([405, allow, ['error']]);
+    expect(await t.raw.exists(`${t.prefix}k`)).toBe(0);
+  });
+});
+
+test('when the path form’s POST body starts with a byte-order mark, then the value keeps it', async () => {
+  const res = await request(t.data)
+    .post('/upstash/set/bom')
+    .set('Authorization', bearer(writer))
+    .set('Content-Type', 'application/octet-stream')
+    .send(Buffer.from('\uFEFFv', 'utf8'));
+  expect(res.body).toEqual({ result: 'OK' });
+  expect(await t.raw.get(`${t.prefix}bom`)).toBe('\uFEFFv');
 });

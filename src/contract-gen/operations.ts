@@ -96,6 +96,16 @@ export function badRequest(
   };
 }
 
+/** Whether an operation's JSON body (a ref or inline) has an `encoding` property of its own. */
+function bodyTakesEncoding(doc: Json | undefined, body: unknown): boolean {
+  if (!doc || body === undefined) return false;
+  const content = resolve(doc, body).content as Json | undefined;
+  const media = content?.['application/json'] as Json | undefined;
+  if (!media?.schema) return false;
+  const properties = resolve(doc, media.schema).properties;
+  return isObject(properties) && 'encoding' in properties;
+}
+
 /** `op` with everything its facts imply; what the fragment says wins. */
 export function completeOperation(
   op: Json,
@@ -127,7 +137,9 @@ export function completeOperation(
         out.parameters = [ref('parameters', name), ...((out.parameters as Json[]) ?? [])];
     };
     leading('IdempotencyKey', facts.permission === 'write');
-    leading('Encoding', facts.title !== undefined && facts.method === 'get');
+    // Also where the path names a field or member (base64 too under ?encoding=base64) and no body says it.
+    const named = /\{(field|member)\}/.test(facts.path) && !bodyTakesEncoding(doc, out.requestBody);
+    leading('Encoding', facts.title !== undefined && (facts.method === 'get' || named));
     const params = paramNames(out);
     const etag = params.includes('IfMatch') || params.includes('IfNoneMatchRead');
     for (const [status, r] of Object.entries(responses)) {
@@ -171,8 +183,8 @@ export function completeOperation(
     add('409', facts.permission === 'write' && declared('IdempotencyKeyInUse') && 'IdempotencyKeyInUse');
     add('412', params.includes('IfMatch') && 'PreconditionFailed');
     add('413', out.requestBody !== undefined && 'PayloadTooLarge');
-    // A POST needs a JSON Content-Type (or a Bearer token) even without a body (http/browsers.ts).
-    add('415', (out.requestBody !== undefined || facts.method === 'post') && 'UnsupportedMediaType');
+    // A form content type is refused on every write, with a body or without (http/form-bodies.ts).
+    add('415', (out.requestBody !== undefined || facts.method !== 'get') && 'UnsupportedMediaType');
     add(
       '422',
       (facts.permission === 'write' || facts.answersValues) && declared('Unprocessable') && 'Unprocessable',

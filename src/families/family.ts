@@ -2,7 +2,7 @@
 
 import { wantsBytes } from '../http/bytes-body';
 import type { Method, RequestInput } from '../http/contract';
-import { decodeInput, type Encoding, encodingOf, toBytes, withEncoding } from '../ops/encoding';
+import { decodeInput, type Encoding, encodingOf, textAsBytes, toBytes, withEncoding } from '../ops/encoding';
 import { type EtagRequest, ifMatchCondition, withEtag } from '../ops/etag';
 import type { Limits, Op } from '../ops/op';
 
@@ -109,6 +109,11 @@ export function defineFamily<
         if (encoding === 'bytes') return build;
         return (input: unknown) => build(decodeInput(input as Record<string, unknown>, limits.maxValueBytes));
       };
+      /** A text read's read again as bytes: the same operation on the input's UTF-8 byte strings (ops/encoding.ts). */
+      const readAsBytes = (op: string, input: unknown, tag: (built: Op) => Op, encoding: Encoding) =>
+        encoding === 'text'
+          ? () => tag((bytesOps[op] as (input: unknown) => Op)(textAsBytes(input as Record<string, unknown>)))
+          : undefined;
       // The whole-key read (GET /{key}) always answers the key's ETag, also as a batch item; see ops/etag.ts.
       const wholeRead = declaration.routes.find((r) => r.method === 'get' && r.path === '/{key}')?.op;
       const routes = declaration.routes.map((r) => ({
@@ -119,12 +124,11 @@ export function defineFamily<
           const asBytes = r.bytesOut !== undefined && wantsBytes(input.headers.accept);
           const encoding =
             r.bytesIn || asBytes ? 'bytes' : encodingOf(input.body?.encoding ?? input.query.encoding);
-          const op = run(r.op, encoding)(r.input(input));
-          const tagged = withEtag(
-            op,
-            routeEtag(input.headers, op.writes, r.op === wholeRead, r.ownIfMatchStar),
-          );
-          const encoded = withEncoding(tagged, encoding);
+          const opInput = r.input(input);
+          const op = run(r.op, encoding)(opInput);
+          const tag = (built: Op) =>
+            withEtag(built, routeEtag(input.headers, built.writes, r.op === wholeRead, r.ownIfMatchStar));
+          const encoded = withEncoding(tag(op), encoding, readAsBytes(r.op, opInput, tag, encoding));
           return asBytes ? answerBytes(encoded, r.bytesOut as string) : encoded;
         },
       }));
@@ -136,11 +140,13 @@ export function defineFamily<
             const answer = ifMatch !== undefined || name === wholeRead;
             const bounded = ifMatch === undefined ? 'pages' : undefined;
             const encoding = encodingOf(input.encoding);
-            const built = run(name, encoding)(input);
-            const op = answer
-              ? withEtag(built, { match: ifMatchCondition(ifMatch), answer, bounded })
-              : built;
-            return withEncoding(op, encoding);
+            const tag = (built: Op) =>
+              answer ? withEtag(built, { match: ifMatchCondition(ifMatch), answer, bounded }) : built;
+            return withEncoding(
+              tag(run(name, encoding)(input)),
+              encoding,
+              readAsBytes(name, input, tag, encoding),
+            );
           };
           return [type, item];
         }),

@@ -1,4 +1,5 @@
-// Browsers: the Origin allowlist (CORS, preflights from the contract) and, in protected mode, loopback Host names only.
+// Browsers: the Origin allowlist (CORS, preflights from the contract), Sec-Fetch-Site, form bodies, and, in protected
+// mode, loopback Host names only.
 import type { Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { ApiError } from '../errors';
@@ -65,10 +66,12 @@ function refuse(message: string): never {
 /**
  * The browser checks of every request, before any route: (1) in protected mode a Host that is not a loopback name
  * is refused (a page reached through DNS rebinding names its own host); (2) an `Origin` that is neither this
- * service's own origin nor in SVC_CORS_ORIGINS is refused, so a web page cannot drive the API (no-cors posts, the
- * change feed's WebSocket); an allowed one gets the CORS headers, and its preflight (OPTIONS with
- * Access-Control-Request-Method) is answered from the contract. A request without `Origin` (curl, servers) costs
- * one header lookup here outside protected mode.
+ * service's own origin nor in SVC_CORS_ORIGINS is refused, so a web page cannot drive the API (form posts, no-cors
+ * fetches, the change feed's WebSocket); an allowed one gets the CORS headers, and its preflight (OPTIONS with
+ * Access-Control-Request-Method) is answered from the contract; (3) without an `Origin`, a request a browser marks
+ * `Sec-Fetch-Site: cross-site` or `same-site` (an `<img>`, a link, a no-cors GET from another page) is refused:
+ * its origin cannot be checked. A request from curl or a server (neither header) costs two header lookups here
+ * outside protected mode.
  */
 export function browserChecks(ctx: Transport): RequestHandler {
   let exposed = '';
@@ -88,7 +91,15 @@ export function browserChecks(ctx: Transport): RequestHandler {
       }
     }
     const origin = req.headers.origin;
-    if (origin === undefined) return next();
+    if (origin === undefined) {
+      const site = req.headers['sec-fetch-site'];
+      if (site === 'cross-site' || site === 'same-site')
+        refuse(
+          `A browser request from another site (Sec-Fetch-Site: ${site}) without an Origin is not allowed: ` +
+            'its origin cannot be checked against SVC_CORS_ORIGINS',
+        );
+      return next();
+    }
     const allowed = config.corsOrigins;
     const any = allowed[0] === '*';
     const lower = origin.toLowerCase();

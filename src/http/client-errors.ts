@@ -45,11 +45,14 @@ export function answerClientError(
     const { type, message } = classify(err.code);
     const status = ERROR_STATUS[type];
     const requestId = randomUUID();
-    const body = JSON.stringify(errorBody(new ApiError(type, message), requestId, false));
+    const method = response?.req.method ?? methodOf(err.rawPacket);
+    // A HEAD's answer has the headers of the body it would carry, never the body (RFC 9110 section 9.3.2).
+    const text = JSON.stringify(errorBody(new ApiError(type, message), requestId, false));
+    const body = method === 'HEAD' ? '' : text;
     const head = [
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}`,
       'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
+      `Content-Length: ${Buffer.byteLength(text)}`,
       `${ctx.config.requestIdHeader}: ${requestId}`,
       'Connection: close',
     ];
@@ -57,7 +60,7 @@ export function answerClientError(
     // A client that does not read its answer does not keep the socket.
     setTimeout(() => socket.destroy(), 5_000).unref();
     recordAnswer(ctx.telemetry, ctx.logger, {
-      method: response?.req.method ?? methodOf(err.rawPacket),
+      method,
       route: 'unknown',
       status,
       ms: 0,

@@ -5,6 +5,7 @@ import { ApiError } from '../errors';
 import { jsonBody } from './body-limits';
 import { bytesBody } from './bytes-body';
 import type { Method, Operation, RequestInput } from './contract';
+import { refuseFormBody } from './form-bodies';
 import type { Transport } from './transport';
 
 /** The prefixes every route is served under: `/store` (canonical) and its alias `/api`. */
@@ -63,6 +64,7 @@ export class Routes {
       res.locals.route = path;
       if (authorize) authorize(req, res);
       else this.ctx.access.authorize(res, operation.permission, []);
+      if (method !== 'get') refuseFormBody(req, `${method.toUpperCase()} ${path}`);
       if (operation.hasBody) requireJson(req);
       const input = operation.validate({
         params: req.params,
@@ -70,8 +72,6 @@ export class Routes {
         query: req.query,
         body: req.body,
       });
-      // After validation: a POST whose body is required and missing is a 400 that runs nothing either way.
-      if (method === 'post') refuseSimplePost(req);
       return handler(input, req, res);
     };
     // A JSON body is parsed, and a heavy route waits for its turn, with the route named first: a bad body or a
@@ -93,34 +93,6 @@ function requireJson(req: Request): void {
       `Content-Type must be application/json, not '${req.headers['content-type'] ?? 'none'}'`,
     );
   }
-}
-
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-const BEARER = /^\s*bearer\s/i;
-
-/**
- * A POST must carry what a form or a no-cors fetch cannot send without a CORS preflight: a JSON Content-Type, or
- * a Bearer Authorization header (a browser adds remembered Basic credentials by itself; never a Bearer token).
- * Routes that take no body (a set pop, the admin flush) are otherwise one `<form method=post>` away.
- */
-function refuseSimplePost(req: Request): void {
-  refuseSimpleWrite(req, 'A POST');
-}
-
-/**
- * Refuses a write that a web page could send without a CORS preflight (a form, an `<img>`, a no-cors fetch): it
- * needs a JSON Content-Type or a Bearer Authorization header. `what` names the request in the message.
- */
-export function refuseSimpleWrite(req: Request, what: string): void {
-  const type = req.headers['content-type'];
-  if (type !== undefined && JSON_TYPE.test(type)) return;
-  if (BEARER.test(req.headers.authorization ?? '')) return;
-  throw new ApiError(
-    'unsupported_media_type',
-    `${what} needs Content-Type: application/json (even without a body) or a Bearer Authorization header, not '${
-      type?.slice(0, 100) ?? 'none'
-    }': so that no HTML form or no-cors fetch from a web page can trigger it`,
-  );
 }
 
 /** '/store/string/{key}' -> ['/store/string/:key', '/api/string/:key']: the Express paths under every prefix. */

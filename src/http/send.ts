@@ -4,7 +4,11 @@ import { noneMatch } from '../ops/etag';
 import type { Outcome } from '../ops/op';
 
 export function sendJson(res: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+/** A JSON answer already serialized. */
+export function sendJsonText(res: Response, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

@@ -5,6 +5,7 @@
 // arguments as those bytes, and commands marked `buffers` get Buffer replies, which become byte strings before the
 // operation reads them. The operation's `values` (the answer's fields that hold stored values) are then encoded.
 import { isUtf8 } from 'node:buffer';
+import { decodeCanonical } from '../base64';
 import { ApiError } from '../errors';
 import type { Command, Op, Outcome } from './op';
 
@@ -34,12 +35,15 @@ export class Reread extends ApiError {
   }
 }
 
-/** Base64 text -> a byte string; the size limit applies to the decoded bytes. */
+/** Canonical base64 text -> a byte string (else 400 naming `what`); the size limit applies to the decoded bytes. */
 export function fromBase64(text: string, maxBytes: number, what = 'value'): string {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) {
-    throw new ApiError('invalid_value', `The ${what} is not base64 (RFC 4648, with or without padding)`);
+  const bytes = decodeCanonical(text);
+  if (bytes === undefined) {
+    throw new ApiError(
+      'invalid_value',
+      `The ${what} is not canonical base64 (RFC 4648, with or without padding, unused bits zero)`,
+    );
   }
-  const bytes = Buffer.from(text, 'base64');
   if (bytes.length > maxBytes) {
     throw new ApiError(
       'payload_too_large',
@@ -49,10 +53,16 @@ export function fromBase64(text: string, maxBytes: number, what = 'value'): stri
   return bytes.toString('latin1');
 }
 
-/** The fields of an input that hold values (hash field names and set members too), in base64: their byte strings. */
-export function decodeInput<T extends Record<string, unknown>>(input: T, maxBytes: number): T {
+/**
+ * The fields of an input that hold values (hash field names and set members too), each string through `convert`
+ * (given the string and the field's name for messages).
+ */
+function mapInput<T extends Record<string, unknown>>(
+  input: T,
+  convert: (text: string, what: string) => string,
+): T {
   const out: Record<string, unknown> = { ...input };
-  const one = (text: unknown, what: string) => fromBase64(String(text), maxBytes, what);
+  const one = (text: unknown, what: string) => convert(String(text), what);
   for (const name of ['value', 'field', 'member'] as const) {
     if (typeof input[name] === 'string') out[name] = one(input[name], name);
   }
@@ -76,6 +86,14 @@ export function decodeInput<T extends Record<string, unknown>>(input: T, maxByte
   }
   return out as T;
 }
+
+/** The fields of an input that hold values, in base64: their byte strings. */
+export const decodeInput = <T extends Record<string, unknown>>(input: T, maxBytes: number): T =>
+  mapInput(input, (text, what) => fromBase64(text, maxBytes, what));
+
+/** The fields of an input that hold values, as text: the byte strings of their UTF-8 (a read again as bytes). */
+export const textAsBytes = <T extends Record<string, unknown>>(input: T): T =>
+  mapInput(input, (text) => Buffer.from(text, 'utf8').toString('latin1'));
 
 /** Raw bytes (an application/octet-stream body) -> a byte string. */
 export const fromBytes = (bytes: Buffer): string => bytes.toString('latin1');
@@ -170,9 +188,11 @@ function asBytes(op: Op, bytes: boolean, convert: (s: string) => string): Op {
 /**
  * `op` under an encoding. base64: arguments and replies as bytes, values answered in base64. text: a read whose
  * answer may hold bytes that are not UTF-8 is checked (Reread, then `strict`); a pop (it cannot be run again)
- * reads bytes at once and answers 422 for a value that is not text.
+ * reads bytes at once and answers 422 for a value that is not text. `rebuilt` builds the same operation from the
+ * input's byte strings (textAsBytes), for the read again: the names it echoes (a path's field or member) are then
+ * byte strings like the replies, not text that `strict` would misread.
  */
-export function withEncoding(op: Op, encoding: Encoding): Op {
+export function withEncoding(op: Op, encoding: Encoding, rebuilt?: () => Op): Op {
   if (encoding === 'base64') return asBytes(op, true, base64);
   if (encoding === 'bytes') return asBytes(op, true, (s) => s);
   const fields = op.values;
@@ -185,6 +205,6 @@ export function withEncoding(op: Op, encoding: Encoding): Op {
       if (fields.some((field) => suspicious(outcome.body[field]))) throw new Reread();
       return outcome;
     },
-    reread: () => asBytes(op, false, strictText),
+    reread: () => (rebuilt ? asBytes(rebuilt(), true, strictText) : asBytes(op, false, strictText)),
   };
 }

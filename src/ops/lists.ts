@@ -67,8 +67,12 @@ const indexNotFound = (index: string | number, key: string) =>
  * LIST_PAGE_MAX items.
  */
 export function pageBounds(start = 0, stop?: number): [number, number] {
+  // Capped at 2^53 - 1, the largest index a JSON number holds exactly (no list is that long).
   const last =
-    stop ?? (start < 0 ? Math.min(start + LIST_PAGE_DEFAULT - 1, -1) : start + LIST_PAGE_DEFAULT - 1);
+    stop ??
+    (start < 0
+      ? Math.min(start + LIST_PAGE_DEFAULT - 1, -1)
+      : Math.min(start + LIST_PAGE_DEFAULT - 1, Number.MAX_SAFE_INTEGER));
   if (start < 0 !== last < 0) {
     throw new ApiError(
       'invalid_request',

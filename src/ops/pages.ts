@@ -1,4 +1,5 @@
 // Pages of a hash or set (HSCAN / SSCAN in typed.lua's scan_page): the opaque cursor and the page read.
+import { decodeCanonical } from '../base64';
 import { ApiError } from '../errors';
 import { type Op, type ReadReply, readOp } from './op';
 
@@ -21,7 +22,8 @@ function decode(text: string | undefined): [string, string] {
   if (text === undefined || text === '') return ['0', '0'];
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    // Canonical base64url only: Node's decoder would skip junk (`WyIwIiwiMiJd!`).
+    value = JSON.parse(decodeCanonical(text, true)?.toString('utf8') ?? '');
   } catch {
     value = undefined;
   }

@@ -1,4 +1,5 @@
-// The opaque cursor of a key listing: which master of the walk, and SCAN's cursor there.
+// The opaque cursor of a key listing: which master of the walk, SCAN's cursor there, and where in its reply to resume.
+import { createHash } from 'node:crypto';
 import { ApiError } from '../errors';
 
 export interface ScanPosition {
@@ -7,20 +8,27 @@ export interface ScanPosition {
   /** SCAN's cursor on that master: a decimal string, as Redis gives it (it may exceed 2^53). */
   cursor: string;
   /**
-   * Keys a SCAN reply gave beyond the page's `limit` (user keys, without SVC_KEY_PREFIX), on the master of index
-   * `pendingNode`: the next page starts with them, so that a page never holds more than its `limit`.
+   * The SCAN reply from `cursor` gave more keys than the page took (Valkey gives many more than COUNT): the next
+   * page sends the same SCAN again (the same COUNT) and goes on at the first key it did not take (`next`, its tag),
+   * or, when that key is gone, after the last key it took (`last`), or, when both are gone, at the reply's start
+   * (keys listed twice, as SCAN allows; none missed). The cursor stays small whatever SCAN returns per call: no key
+   * rides in it.
    */
-  pending?: { node: number; keys: string[] };
+  resume?: { count: number; last: string; next: string };
 }
 
-/** Keys carried by one cursor, at most (a SCAN reply exceeds its COUNT by a few keys of one hash bucket). */
-const MAX_PENDING = 1000;
-const USER_KEY = /^[A-Za-z0-9_.:-]{1,1024}$/;
+/** The largest SCAN COUNT a page sends (its `limit`). */
+const MAX_COUNT = 1000;
+const TAG = /^[A-Za-z0-9_-]{8}$/;
+
+/** The tag of a key (as Redis stores it) a resumed page looks for: 48 bits of its SHA-1, base64url. */
+export const keyTag = (redisKey: string): string =>
+  createHash('sha1').update(redisKey).digest('base64url').slice(0, 8);
 
 /** base64url of JSON: opaque to clients, so its shape can change without breaking them. */
 export function encodeCursor(position: ScanPosition): string {
-  const { node, cursor, pending } = position;
-  const parts = pending ? [node, cursor, pending.node, pending.keys] : [node, cursor];
+  const { node, cursor, resume } = position;
+  const parts = resume ? [node, cursor, resume.count, resume.last, resume.next] : [node, cursor];
   return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
@@ -44,7 +52,7 @@ export function decodeCursor(text: string | undefined): ScanPosition {
   const value = cursorJson(text);
   if (
     Array.isArray(value) &&
-    (value.length === 2 || (value.length === 4 && validPending(value[2], value[3]))) &&
+    (value.length === 2 || (value.length === 5 && validResume(value[2], value[3], value[4]))) &&
     Number.isSafeInteger(value[0]) &&
     value[0] >= 0 &&
     typeof value[1] === 'string' &&
@@ -53,8 +61,8 @@ export function decodeCursor(text: string | undefined): ScanPosition {
     BigInt(value[1]) < 2n ** 64n
   ) {
     const position: ScanPosition =
-      value.length === 4
-        ? { node: value[0], cursor: value[1], pending: { node: value[2], keys: value[3] } }
+      value.length === 5
+        ? { node: value[0], cursor: value[1], resume: { count: value[2], last: value[3], next: value[4] } }
         : { node: value[0], cursor: value[1] };
     // The same JSON written otherwise (spaces, a cursor of leading zeros) is another text than ours.
     if (encodeCursor(position) === text) return position;
@@ -65,13 +73,13 @@ export function decodeCursor(text: string | undefined): ScanPosition {
   );
 }
 
-function validPending(node: unknown, keys: unknown): boolean {
+function validResume(count: unknown, last: unknown, next: unknown): boolean {
+  const tag = (t: unknown) => typeof t === 'string' && TAG.test(t);
   return (
-    Number.isSafeInteger(node) &&
-    (node as number) >= 0 &&
-    Array.isArray(keys) &&
-    keys.length > 0 &&
-    keys.length <= MAX_PENDING &&
-    keys.every((k) => typeof k === 'string' && USER_KEY.test(k))
+    Number.isSafeInteger(count) &&
+    (count as number) >= 1 &&
+    (count as number) <= MAX_COUNT &&
+    tag(last) &&
+    tag(next)
   );
 }

@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import { ApiError, REDIS_RETRY_AFTER } from '../errors';
 import { masterNodes, type RedisClient } from './client';
-import type { ScanPosition } from './cursor';
+import { keyTag, type ScanPosition } from './cursor';
 import { INTERNAL_PREFIX, type Keyspace } from './keys';
 import { sizeCommand } from './types';
 
@@ -51,35 +51,23 @@ export interface PageRequest {
 }
 
 /**
- * One page of at most `limit` keys: first the keys the previous page left over (see ScanPosition.pending), then
- * SCAN calls (COUNT = the keys still wanted) until `limit` keys are found, the walk ends or MAX_SCANS_PER_PAGE
- * calls were made; then TYPE and TTL of the keys in one pipeline per node. A SCAN reply is never split in Redis
- * (its cursor resumes after it): the keys it gave beyond `limit` travel in the cursor to the next page.
+ * One page of at most `limit` keys: SCAN calls (COUNT = the keys still wanted) until `limit` keys are found, the
+ * walk ends or MAX_SCANS_PER_PAGE calls were made; then TYPE and TTL of the keys in one pipeline per node. A SCAN
+ * reply that gives more keys than the page takes (Valkey's may give many more than COUNT) is not left behind: the
+ * cursor stays on the SCAN cursor that produced it, and the next page sends the same SCAN again and goes on after
+ * the last key taken (ScanPosition.resume).
  */
 export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: PageRequest): Promise<Page> {
   const nodes = masters(redis);
   const match = `${escapeGlob(keyspace.user(request.prefix))}*`;
   const found: { node: Redis; keys: string[] }[] = [];
   let total = 0;
-  let { node, cursor } = request.from;
-  let pending: ScanPosition['pending'];
-  const carried = request.from.pending;
-  // A cursor is the client's text: its keys are kept only inside the (tenant-scoped) prefix.
-  const left = carried?.keys.filter((k) => k.startsWith(request.prefix)) ?? [];
-  const carriedNode = carried ? nodes[carried.node] : undefined;
-  if (carried && carriedNode && left.length > 0) {
-    found.push({ node: carriedNode, keys: left.slice(0, request.limit).map((k) => keyspace.user(k)) });
-    total = Math.min(left.length, request.limit);
-    if (left.length > request.limit) pending = { node: carried.node, keys: left.slice(request.limit) };
-  }
-  for (
-    let calls = 0;
-    calls < MAX_SCANS_PER_PAGE && node < nodes.length && total < request.limit && !pending;
-    calls++
-  ) {
+  let { node, cursor, resume } = request.from;
+  for (let calls = 0; calls < MAX_SCANS_PER_PAGE && node < nodes.length && total < request.limit; calls++) {
     const client = nodes[node] as Redis;
     const wanted = request.limit - total;
-    const args: (string | number)[] = ['MATCH', match, 'COUNT', wanted];
+    const count = resume?.count ?? wanted;
+    const args: (string | number)[] = ['MATCH', match, 'COUNT', count];
     if (request.type) args.push('TYPE', request.type);
     const [next, keys] = (await client.call('SCAN', cursor, ...args).catch(refusedType)) as [
       string,
@@ -87,10 +75,17 @@ export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: 
     ];
     // The service's own keys (`#svc:...`) match when SVC_KEY_PREFIX is empty: never listed.
     const visible = keys.filter((k) => !k.startsWith(INTERNAL_PREFIX));
-    if (visible.length > wanted)
-      pending = { node, keys: visible.slice(wanted).map((k) => keyspace.fromRedis(k)) };
-    if (visible.length > 0) found.push({ node: client, keys: visible.slice(0, wanted) });
-    total += Math.min(visible.length, wanted);
+    const start = resume ? resumeAt(visible, resume) : 0;
+    const taken = visible.slice(start, start + wanted);
+    if (taken.length > 0) found.push({ node: client, keys: taken });
+    total += taken.length;
+    if (visible.length > start + wanted) {
+      // More in this reply than the page takes: the next page sends this SCAN again.
+      const last = keyTag(taken[taken.length - 1] as string);
+      resume = { count, last, next: keyTag(visible[start + wanted] as string) };
+      break;
+    }
+    resume = undefined;
     if (next === '0') [node, cursor] = [node + 1, '0'];
     else cursor = next;
   }
@@ -98,8 +93,16 @@ export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: 
   const keys = entries
     .filter((e) => !request.type || e.type === request.type)
     .map((e) => ({ ...e, key: keyspace.fromRedis(e.key) }));
-  const done = node >= nodes.length && !pending;
-  return { keys, next: done ? null : { node, cursor, ...(pending ? { pending } : {}) } };
+  const done = node >= nodes.length;
+  return { keys, next: done ? null : { node, cursor, ...(resume ? { resume } : {}) } };
+}
+
+/** Where a SCAN reply sent again resumes: at the first key not taken, else after the last taken, else at 0. */
+function resumeAt(visible: readonly string[], resume: NonNullable<ScanPosition['resume']>): number {
+  const tags = visible.map(keyTag);
+  const next = tags.indexOf(resume.next);
+  if (next >= 0) return next;
+  return tags.indexOf(resume.last) + 1;
 }
 
 /** TYPE and TTL of keys on one node, in one round trip; keys that vanished since SCAN are left out. */

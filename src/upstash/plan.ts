@@ -23,6 +23,8 @@ export interface Planned {
   readonly reply: (value: unknown) => unknown;
   /** SCAN ... WITHTYPE (Upstash's extension): each key followed by its type in the reply. */
   readonly withTypes: boolean;
+  /** The keys a write changed, from its raw reply, when not all of `keys` (events.ts deletesEach). */
+  readonly eventKeys?: (value: unknown) => string[];
 }
 
 /** Command names whose replies ioredis reshapes when spelled so (Command.setReplyTransformer). */

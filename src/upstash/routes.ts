@@ -12,10 +12,13 @@ import { ApiError, toApiError } from '../errors';
 import { principalOf } from '../http/auth/access';
 import { clientIdentity } from '../http/client-address';
 import type { Permission } from '../http/contract';
-import { refuseSimpleWrite } from '../http/routes';
-import { sendJson } from '../http/send';
+import { refuseFormBody } from '../http/form-bodies';
+import { methodNotAllowed } from '../http/routes';
+import { sendJson, sendJsonText } from '../http/send';
 import { runPipeline, runTransaction } from './batch';
 import { encodeBase64 } from './encoding';
+import { deletesEach } from './events';
+import { exactCounter, jsonText } from './integers';
 import { type Planned, plan } from './plan';
 import { type Item, type Runner, runOne } from './run';
 import { ScriptFlags } from './shebang';
@@ -104,6 +107,8 @@ export function upstashRoutes(
    */
   const syncToken = (res: Response) => `${boot}-${res.locals.upstashWrite ?? writes}`;
   const body = express.text({ type: () => true, limit: ctx.config.limits.maxBodyBytes });
+  // The path form's value as sent: bytes read as UTF-8, a leading byte-order mark kept (express.text drops it).
+  const valueBody = express.raw({ type: () => true, limit: ctx.config.limits.maxBodyBytes });
 
   const clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
   const runner = (req: Request, res: Response): Runner => ({
@@ -122,7 +127,10 @@ export function upstashRoutes(
     const t = await loadTable();
     const tenant = (principalOf(res)?.prefix ?? '') !== '';
     const scripts = ctx.config.upstash.scriptPermission;
-    const planned = raw.map((c) => plan(t, c, r.prefix, tenant, scripts));
+    const planned = raw.map((c) => {
+      const p = plan(t, c, r.prefix, tenant, scripts);
+      return exactCounter(ctx.store.changes ? deletesEach(p) : p);
+    });
     refuseLong(planned, ctx.config.redis.maxArguments);
     let needed: Permission = 'read';
     const counts = new Map<string, number>();
@@ -132,8 +140,8 @@ export function upstashRoutes(
       counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
     }
     ctx.access.authorize(res, needed, []);
-    // A GET of the path form, or a text POST, is one `<img>` or form away from any web page.
-    if (needed !== 'read') refuseSimpleWrite(req, 'A write through /upstash');
+    // A form POST is one page away (its Origin is refused first; http/browsers.ts); `curl -d` with a token is not.
+    if (needed !== 'read') refuseFormBody(req, 'A write through /upstash', true);
     for (const [name, count] of counts) ctx.telemetry.metrics.upstashCommand(name, count);
     return [r, planned];
   };
@@ -146,7 +154,7 @@ export function upstashRoutes(
       res.locals.errorType = 'invalid_request';
       return sendJson(res, 400, value);
     }
-    sendJson(res, 200, value);
+    sendJsonText(res, 200, jsonText(value));
   };
   const one = async (req: Request, res: Response, raw: string[]) => {
     const [r, [planned]] = await planAll(req, res, [raw]);
@@ -183,11 +191,21 @@ export function upstashRoutes(
       return;
     }
     const raw = [...segments];
-    if (req.method === 'POST' && typeof req.body === 'string' && req.body !== '') raw.push(req.body);
+    if (req.method === 'POST' && Buffer.isBuffer(req.body) && req.body.length > 0)
+      raw.push(req.body.toString('utf8'));
     await one(req, res, raw);
   };
   app.get('/upstash/*path', named('/upstash/{path}'), guards, pathForm);
-  app.post('/upstash/*path', named('/upstash/{path}'), guards, body, pathForm);
+  app.post('/upstash/*path', named('/upstash/{path}'), guards, valueBody, pathForm);
+  // Other methods: 405 with Allow, after the guards (middleware, not routes: the contract lists the routes).
+  const fixed = new Set(['/', '/pipeline', '/multi-exec']);
+  app.use('/upstash', named('/upstash'), guards, (req) => {
+    const path = req.baseUrl + (req.path === '/' ? '' : req.path);
+    throw methodNotAllowed(
+      { method: req.method, path } as Request,
+      fixed.has(req.path) ? ['POST'] : ['GET', 'POST'],
+    );
+  });
   app.use('/upstash', upstashErrors(ctx, syncToken));
 }
 

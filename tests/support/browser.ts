@@ -22,6 +22,7 @@ export function noBrowser(): string | undefined {
   return `No Chromium at ${CHROMIUM}: the console's browser tests are skipped. Install it (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH.`;
 }
 
-export function launch(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+/** Chromium with FLAGS and `extra` (e.g. `--host-resolver-rules=MAP evil.test 127.0.0.1`). */
+export function launch(extra: string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...extra], headless: true });
 }

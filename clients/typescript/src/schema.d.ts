@@ -1396,7 +1396,7 @@ export interface paths {
          * @description One page of a walk over the keys (Redis `SCAN`, never `KEYS`), optionally only those starting with `prefix` and of one Redis `type`. Start without `cursor`; pass each answer's `cursor` to get the next page until `complete` is `true`.
          *
          *     - **Guarantee** (`SCAN`'s): a full walk returns every key that existed for the whole walk at least once; a key may be returned more than once, and a key created or deleted during the walk may or may not appear. Keys come in no particular order.
-         *     - **Bounded work**: a page makes at most 10 `SCAN` calls (each asking for the keys still wanted, `COUNT` = `limit` minus the keys found so far), so a sparse prefix on a large keyspace answers quickly with fewer keys than `limit`, even none, and `complete: false`. `limit` is a hard maximum: a `SCAN` reply that holds more keys than the page still wants (`COUNT` is only a hint to Redis) leaves the rest in the `cursor`, and the next page starts with them.
+         *     - **Bounded work**: a page makes at most 10 `SCAN` calls (each asking for the keys still wanted, `COUNT` = `limit` minus the keys found so far), so a sparse prefix on a large keyspace answers quickly with fewer keys than `limit`, even none, and `complete: false`. `limit` is a hard maximum: when a `SCAN` reply holds more keys than the page still wants (`COUNT` is only a hint; Valkey's replies often hold many more), the `cursor` stays on that `SCAN` call and the next page sends it again and goes on at the first key not yet answered. The `cursor` holds no key, so it stays short (under 100 characters) whatever the keys' length and whatever `SCAN` gives per call.
          *     - **Cluster**: the walk visits every master in turn; on standalone and Sentinel, the one primary.
          *     - **Tenancy**: keys are named as a client names them (`SVC_KEY_PREFIX` removed); the service's own keys (`#svc:...`) never appear. A credential with a key prefix sees only its keys: its prefix is applied, a `prefix` inside it narrows the walk, and any other `prefix` is `403 forbidden`.
          */
@@ -3038,8 +3038,8 @@ export interface components {
             type: "deleteField";
             key: components["schemas"]["Key"];
             field: components["schemas"]["BodyFieldName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
             encoding?: components["schemas"]["Encoding"];
+            if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `deleteField` item: the fields of `DeleteResponse` plus `type` and `success`. */
         HashBatchDeleteFieldResult: {
@@ -3058,11 +3058,11 @@ export interface components {
             type: "incr";
             key: components["schemas"]["Key"];
             field: components["schemas"]["BodyFieldName"];
+            encoding?: components["schemas"]["Encoding"];
             by?: components["schemas"]["CounterStep"];
             /** @description Expiry set only when this call creates the key (the start of a fixed window); an existing key keeps its expiry, or its lack of one. */
             ttl?: components["schemas"]["Ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
-            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `incr` item: the fields of `FieldCounterResponse` plus `type` and `success`. */
         HashBatchIncrResult: {
@@ -3169,8 +3169,8 @@ export interface components {
             type: "addMember";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
             encoding?: components["schemas"]["Encoding"];
+            if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `addMember` item: the fields of `MemberAddResponse` plus `type` and `success`. */
         SetBatchAddMemberResult: {
@@ -3190,8 +3190,8 @@ export interface components {
             type: "removeMember";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
-            if_match?: components["schemas"]["BatchIfMatch"];
             encoding?: components["schemas"]["Encoding"];
+            if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `removeMember` item: the fields of `MemberRemoveResponse` plus `type` and `success`. */
         BatchRemoveMemberResult: {
@@ -3589,11 +3589,11 @@ export interface components {
             type: "incr";
             key: components["schemas"]["Key"];
             member: components["schemas"]["BodyMemberName"];
+            encoding?: components["schemas"]["Encoding"];
             /** @description How much to add to the score (negative to subtract), default 1; `"+inf"` and `"-inf"` are allowed. */
             by?: components["schemas"]["Score"];
             ttl?: components["schemas"]["IncrRequest"]["ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
-            encoding?: components["schemas"]["Encoding"];
         };
         /** @description Result of a successful `incr` item: the fields of `ZsetIncrResponse` plus `type` and `success`. */
         ZsetBatchIncrResult: {
@@ -3757,7 +3757,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Valid credentials without the needed permission, a key outside the credential's prefix, a non-loopback client or `Host` in protected mode, or an `Origin` that is neither the service's own nor in `SVC_CORS_ORIGINS` (see Browsers). */
+        /** @description Valid credentials without the needed permission, a key outside the credential's prefix, a non-loopback client or `Host` in protected mode, or an `Origin` that is neither the service's own nor in `SVC_CORS_ORIGINS`, or `Sec-Fetch-Site` `cross-site` or `same-site` without an `Origin` (see Browsers). */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -3797,7 +3797,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json`; or a `POST` carries neither `Content-Type: application/json` nor a Bearer `Authorization` header (see Browsers). */
+        /** @description The body is not `application/json`; or the request (with a body or without) says a form content type: `application/x-www-form-urlencoded`, `multipart/form-data` or `text/plain` (see Browsers). */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -3859,7 +3859,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `read` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `read` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenRead: {
             headers: {
                 [name: string]: unknown;
@@ -3873,7 +3873,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `write` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `write` permission, or the key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenWrite: {
             headers: {
                 [name: string]: unknown;
@@ -3967,7 +3967,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `write` permission, or an item's key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `write` permission, or an item's key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenBatch: {
             headers: {
                 [name: string]: unknown;
@@ -3981,7 +3981,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The credentials are valid but lack the `read` permission, or a listed key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `read` permission, or a listed key is outside the credential's key prefix; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenSetAlgebra: {
             headers: {
                 [name: string]: unknown;
@@ -4206,7 +4206,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The credentials are valid but lack the `admin` permission; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed (see Browsers). */
+        /** @description The credentials are valid but lack the `admin` permission; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenAdmin: {
             headers: {
                 [name: string]: unknown;
@@ -4250,7 +4250,7 @@ export interface components {
                 "application/json": components["schemas"]["UpstashItem"][];
             };
         };
-        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key), `413` a reply above the reply budget (`SVC_MAX_REPLY_ELEMENTS` / `SVC_MAX_REPLY_BYTES`, summed over a pipeline or transaction, refused before anything runs) or a body above `SVC_MAX_BODY_BYTES`. */
+        /** @description `400` Redis's error text (or a malformed command), `401` missing or bad credentials, `403` a command the caller may not run (permission, prefix, always-refused command, reserved key), `413` a reply above the reply budget (`SVC_MAX_REPLY_ELEMENTS` / `SVC_MAX_REPLY_BYTES`, summed over a pipeline or transaction, refused before anything runs) or a body above `SVC_MAX_BODY_BYTES`, `405` a method the path does not serve (with `Allow`), `415` a write with a form content type and no Bearer token (see Browsers). */
         UpstashError: {
             headers: {
                 "X-Request-ID": components["headers"]["RequestId"];
@@ -4372,7 +4372,7 @@ export interface components {
          */
         ListStart: number;
         /**
-         * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
+         * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative, at most 9007199254740991). Same end as `start`, at most 1,000 items in all.
          * @example 99
          */
         ListStop: number;
@@ -4797,6 +4797,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -4940,6 +4941,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5272,6 +5274,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5435,7 +5438,10 @@ export interface operations {
     };
     deleteHashField: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -5486,6 +5492,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5495,7 +5502,10 @@ export interface operations {
     };
     incrHashField: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -5762,6 +5772,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["HashWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6235,6 +6246,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6244,7 +6256,10 @@ export interface operations {
     };
     addSetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -6337,7 +6352,10 @@ export interface operations {
     };
     removeSetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -6388,6 +6406,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6614,6 +6633,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["SetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -6767,7 +6787,7 @@ export interface operations {
                  */
                 start?: components["parameters"]["ListStart"];
                 /**
-                 * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative). Same end as `start`, at most 1,000 items in all.
+                 * @description Index of the last item of the page, included; default: 100 items from `start` (at most the last item when `start` is negative, at most 9007199254740991). Same end as `start`, at most 1,000 items in all.
                  * @example 99
                  */
                 stop?: components["parameters"]["ListStop"];
@@ -6863,6 +6883,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -7435,6 +7456,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ListWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -7786,6 +7808,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -8044,7 +8067,10 @@ export interface operations {
     };
     removeZsetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -8102,6 +8128,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -8111,7 +8138,10 @@ export interface operations {
     };
     incrZsetMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `base64`: the values of the answer (string values, hash field names and values, set and sorted set members, list elements) are base64 of their bytes, and path segments naming a hash field or member are base64 too. Without it values are UTF-8 text, and a value that is not is `422 binary_value` (docs/binary-and-retries.md). */
+                encoding?: components["parameters"]["Encoding"];
+            };
             header?: {
                 /**
                  * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
@@ -8531,6 +8561,7 @@ export interface operations {
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["ZsetWrongType"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -8853,6 +8884,7 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["PreconditionFailed"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -9506,7 +9538,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9544,7 +9578,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9583,7 +9619,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9617,7 +9655,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
@@ -9656,7 +9696,9 @@ export interface operations {
             400: components["responses"]["UpstashError"];
             401: components["responses"]["UpstashError"];
             403: components["responses"]["UpstashError"];
+            405: components["responses"]["UpstashError"];
             413: components["responses"]["UpstashError"];
+            415: components["responses"]["UpstashError"];
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];

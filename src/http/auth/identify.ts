@@ -1,5 +1,6 @@
 // Who is calling: the Authorization header (API key, JWT, Basic) -> a principal, or a 401/403 naming the cause.
 import type { Request } from 'express';
+import { decodeCanonical } from '../../base64';
 import { ApiError } from '../../errors';
 import type { Credentials } from './credentials';
 import { looksLikeJwt, verifyJwt } from './jwt';
@@ -82,7 +83,7 @@ async function basic(encoded: string, creds: Credentials): Promise<Principal | s
   const known = creds.verifiedBasic.get(remembered);
   if (known) return known;
   if (creds.refusedBasic.has(remembered)) return BAD_BASIC;
-  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const decoded = decodeCanonical(encoded)?.toString('utf8') ?? '';
   const colon = decoded.indexOf(':');
   if (colon < 1) return 'Malformed Basic credentials: expected base64 of username:password';
   const user = creds.users.get(decoded.slice(0, colon));
