@@ -211,6 +211,26 @@ describe('Sec-Fetch-Site', () => {
     expect(res.status).toBe(404);
   });
 
+  test('when a link on another site is followed (a navigating GET), then the page is served', async () => {
+    for (const path of ['/docs/', '/store/string/sfs-none']) {
+      const res = await request(open.data)
+        .get(path)
+        .set('Sec-Fetch-Site', 'cross-site')
+        .set('Sec-Fetch-Mode', 'navigate');
+      expect(res.status).not.toBe(403);
+    }
+  });
+
+  test('when a link on another site leads to the /upstash path form, then 403 and nothing runs', async () => {
+    await request(open.data).post('/store/string/sfs-nav').send({ value: 'v' });
+    const res = await request(open.data)
+      .get('/upstash/del/sfs-nav')
+      .set('Sec-Fetch-Site', 'cross-site')
+      .set('Sec-Fetch-Mode', 'navigate');
+    expect(res.status).toBe(403);
+    expect(await open.raw.exists(`${open.prefix}sfs-nav`)).toBe(1);
+  });
+
   test('when an allowed Origin comes with cross-site, then the request is served', async () => {
     const res = await request(open.data)
       .get('/store/string/sfs-none')

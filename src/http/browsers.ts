@@ -59,6 +59,18 @@ function preflights(
   };
 }
 
+/**
+ * A link followed from another site (a top-level GET the user sees, e.g. to /console or /docs): it reads nothing a
+ * page can see and changes nothing, except on /upstash, whose path form writes with a GET.
+ */
+function isReadingNavigation(req: Request): boolean {
+  return (
+    req.headers['sec-fetch-mode'] === 'navigate' &&
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    !req.path.startsWith('/upstash')
+  );
+}
+
 function refuse(message: string): never {
   throw new ApiError('forbidden', message);
 }
@@ -69,8 +81,8 @@ function refuse(message: string): never {
  * service's own origin nor in SVC_CORS_ORIGINS is refused, so a web page cannot drive the API (form posts, no-cors
  * fetches, the change feed's WebSocket); an allowed one gets the CORS headers, and its preflight (OPTIONS with
  * Access-Control-Request-Method) is answered from the contract; (3) without an `Origin`, a request a browser marks
- * `Sec-Fetch-Site: cross-site` or `same-site` (an `<img>`, a link, a no-cors GET from another page) is refused:
- * its origin cannot be checked. A request from curl or a server (neither header) costs two header lookups here
+ * `Sec-Fetch-Site: cross-site` or `same-site` (an `<img>`, a no-cors GET from another page) is refused: its origin
+ * cannot be checked; a followed link (a navigating GET) passes, except to /upstash, whose path form writes. A request from curl or a server (neither header) costs two header lookups here
  * outside protected mode.
  */
 export function browserChecks(ctx: Transport): RequestHandler {
@@ -93,7 +105,7 @@ export function browserChecks(ctx: Transport): RequestHandler {
     const origin = req.headers.origin;
     if (origin === undefined) {
       const site = req.headers['sec-fetch-site'];
-      if (site === 'cross-site' || site === 'same-site')
+      if ((site === 'cross-site' || site === 'same-site') && !isReadingNavigation(req))
         refuse(
           `A browser request from another site (Sec-Fetch-Site: ${site}) without an Origin is not allowed: ` +
             'its origin cannot be checked against SVC_CORS_ORIGINS',
