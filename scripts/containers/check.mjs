@@ -11,7 +11,10 @@ const PROJECT = process.env.COMPOSE_PROJECT;
 const RUN = `ct${Date.now().toString(36)}`;
 
 const compose = (...args) =>
-  execFileSync('docker', ['compose', '-p', PROJECT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync('docker', ['compose', '-p', PROJECT, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 const container = (service) => compose('ps', '-aq', service).trim();
 const inspect = (service, format) =>
   execFileSync('docker', ['inspect', '-f', format, container(service)], { encoding: 'utf8' }).trim();
@@ -37,12 +40,16 @@ function request(method, path, body) {
         path,
         agent: false,
         timeout: 20000,
-        headers: data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {},
+        headers: data
+          ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) }
+          : {},
       },
       (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
         res.on('error', (err) => resolve({ error: err.code ?? err.message, sent: true }));
       },
     );
@@ -58,7 +65,8 @@ function request(method, path, body) {
 
 async function expectStatus(method, path, status, body) {
   const res = await request(method, path, body);
-  if (res.status !== status) fail(`${method} ${path}: expected ${status}, got ${res.status ?? res.error} ${res.body ?? ''}`);
+  if (res.status !== status)
+    fail(`${method} ${path}: expected ${status}, got ${res.status ?? res.error} ${res.body ?? ''}`);
   return res;
 }
 
@@ -68,7 +76,8 @@ async function until200(path, limitMs) {
   for (;;) {
     const res = await request('GET', path);
     if (res.status === 200) return res;
-    if (Date.now() > deadline) fail(`GET ${path} did not answer 200 within ${limitMs} ms (last: ${res.status ?? res.error})`);
+    if (Date.now() > deadline)
+      fail(`GET ${path} did not answer 200 within ${limitMs} ms (last: ${res.status ?? res.error})`);
     await sleep(200);
   }
 }
@@ -88,10 +97,12 @@ async function expectValues(keys, what) {
     const answers = await Promise.all(keys.slice(i, i + 8).map((k) => request('GET', `/store/string/${k}`)));
     answers.forEach((res, j) => {
       const key = keys[i + j];
-      if (res.status !== 200 || JSON.parse(res.body).value !== key) missing.push(`${key} (${res.status ?? res.error})`);
+      if (res.status !== 200 || JSON.parse(res.body).value !== key)
+        missing.push(`${key} (${res.status ?? res.error})`);
     });
   }
-  if (missing.length) fail(`${what}: ${missing.length} of ${keys.length} acknowledged writes lost: ${missing.slice(0, 5)}`);
+  if (missing.length)
+    fail(`${what}: ${missing.length} of ${keys.length} acknowledged writes lost: ${missing.slice(0, 5)}`);
 }
 
 async function basics() {
@@ -108,7 +119,8 @@ async function basics() {
   step('a write and a read');
 
   const health = JSON.parse((await expectStatus('GET', '/store/admin/health', 200)).body);
-  if (health.status !== 'healthy' || health.database.status !== 'connected') fail(`health: ${JSON.stringify(health)}`);
+  if (health.status !== 'healthy' || health.database.status !== 'connected')
+    fail(`health: ${JSON.stringify(health)}`);
   const metrics = await expectStatus('GET', '/store/admin/metrics', 200);
   if (!/^# TYPE \w+ /m.test(metrics.body)) fail('metrics are not Prometheus text');
   step('health (Redis connected) and Prometheus metrics');
@@ -163,8 +175,10 @@ async function stopUnderLoad() {
   await running;
 
   const exitCode = inspect('gateway', '{{.State.ExitCode}}');
-  if (exitCode !== '0') fail(`docker stop: the gateway exited with ${exitCode} (137 is SIGKILL after the grace period)`);
-  if (!/"stopped"|stopped/.test(compose('logs', '--tail=20', 'gateway'))) fail('the gateway did not log "stopped"');
+  if (exitCode !== '0')
+    fail(`docker stop: the gateway exited with ${exitCode} (137 is SIGKILL after the grace period)`);
+  if (!/"stopped"|stopped/.test(compose('logs', '--tail=20', 'gateway')))
+    fail('the gateway did not log "stopped"');
   if (state.other.length) fail(`answers other than 201 during the stop: ${state.other.slice(0, 5)}`);
 
   compose('start', 'gateway');
@@ -183,11 +197,27 @@ async function stopUnderLoad() {
   );
 }
 
+/** Cold start: a new gateway container (Redis already up), from `docker compose up` to the first answer; 3 times. */
+async function coldStart() {
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    compose('rm', '-sf', 'gateway');
+    const started = Date.now();
+    await promisify(execFile)('docker', ['compose', '-p', PROJECT, 'up', '-d', '--no-build', 'gateway']);
+    await until200('/store/admin/ping', 60000);
+    times.push(Date.now() - started);
+  }
+  await until200('/store/admin/health', 60000);
+  times.sort((a, b) => a - b);
+  step(`cold start (a new container to its first answer): median ${times[1]} ms of ${times.join(', ')} ms`);
+}
+
 async function main() {
   if (!PORT || !PROJECT) fail('GATEWAY_PORT and COMPOSE_PROJECT must be set');
   await basics();
   await redisRestart();
   await stopUnderLoad();
+  await coldStart();
 }
 
 main().catch((err) => {
