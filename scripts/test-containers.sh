@@ -65,6 +65,8 @@ ensure_engine() {
   if ! command -v dockerd >/dev/null 2>&1; then
     say "no Docker engine: apt-get install docker.io"
     apt_install docker.io
+    # With systemd, the package starts an engine itself.
+    for _ in $(seq 1 10); do docker info >/dev/null 2>&1 && return; sleep 0.5; done
   fi
   command -v docker >/dev/null 2>&1 || die "no docker client on the PATH"
   local log=${TMPDIR:-/tmp}/gateway-dockerd.log driver
@@ -142,8 +144,14 @@ standin() {
     [ "$want" = "$have" ] || say "warning: $image stands in with this machine's Node $(node --version)"
     cp "$(readlink -f "$(command -v node)")" "$ctx/node"
     cp -r "$(npm root -g)/npm" "$ctx/npm"
-    cp "${CONTAINERS_CA_FILE:-${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}}" "$ctx/ca.crt"
-    echo "cafile=/usr/local/etc/npm-ca.crt" >"$ctx/npmrc"
+    local ca=${CONTAINERS_CA_FILE:-${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}}
+    if [ -f "$ca" ]; then
+      cp "$ca" "$ctx/ca.crt"
+      echo "cafile=/usr/local/etc/npm-ca.crt" >"$ctx/npmrc"
+    else
+      : >"$ctx/ca.crt"
+      : >"$ctx/npmrc"
+    fi
     ;;
   redis) cp "$HERE/redis-entrypoint.sh" "$ctx/" ;;
   esac
@@ -159,9 +167,11 @@ standin() {
 standins() {
   ensure_base
   local images
+  # The images the Dockerfile and docker-compose.yml name, and the one the test harness asks testcontainers for.
   images=$( (
     awk 'toupper($1) == "FROM" { print $2 }' Dockerfile
     awk '$1 == "image:" { print $2 }' docker-compose.yml
+    grep -o "GenericContainer('[^']*'" tests/support/global-setup.ts | cut -d"'" -f2
   ) | tr -d '"'"'" | sort -u)
   for image in $images; do standin "$image"; done
 }
@@ -170,10 +180,11 @@ standins() {
 # The user's docker-compose.yml, with only the per-IP rate limit raised for the checks (scripts/containers/compose.test.yml).
 export COMPOSE_FILE=docker-compose.yml:scripts/containers/compose.test.yml
 compose() { docker compose -p "$PROJECT" "$@"; }
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 compose_down() { compose down -v --remove-orphans >/dev/null 2>&1 || true; }
 
 run_compose() {
-  GATEWAY_PORT=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  GATEWAY_PORT=$(free_port)
   export GATEWAY_PORT
   compose_down
   say "docker compose up --build --wait (published on 127.0.0.1:$GATEWAY_PORT)"
@@ -193,6 +204,59 @@ run_compose() {
   say "docker compose down"
   compose down -v --remove-orphans
   [ -z "$(compose ps -aq)" ] || die "containers left after docker compose down"
+  run_managed
+}
+
+# ---- the image against a "managed" Redis: TLS with a private CA, credentials from a file, the admin port apart --------
+# As docs/operations.md "Running the image" shows it; the Redis is the stand-in with TLS on and a password.
+run_managed() {
+  local image=$PROJECT-gateway net=$PROJECT-managed dir port admin
+  dir=$(mktemp -d)
+  chmod 0755 "$dir" # the containers' users (redis, node) read the files in it
+  say "the image against a TLS Redis with a password, settings from a mounted file, the admin port apart"
+  (
+    cd "$dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca -keyout ca.key -out ca.pem
+    openssl req -newkey rsa:2048 -nodes -subj /CN=managed-redis -keyout redis.key -out redis.csr
+    echo subjectAltName=DNS:managed-redis >ext
+    openssl x509 -req -in redis.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile ext -out redis.pem
+    mkdir secrets && cp ca.pem secrets/redis-ca.pem
+    printf 'SVC_REDIS_URL: rediss://default:managed-pass@managed-redis:6380\nSVC_PROTECTED_MODE: false\n' >secrets/gateway.yaml
+    chmod 0644 ./*.pem ./*.key secrets/*
+  ) >/dev/null 2>&1 || die "openssl could not make the test certificates"
+  port=$(free_port)
+  admin=$(free_port)
+  docker network create "$net" >/dev/null
+  docker run -d --name "$net-redis" --network "$net" --network-alias managed-redis -v "$dir:/tls:ro" redis:7-alpine \
+    redis-server --port 0 --tls-port 6380 --tls-cert-file /tls/redis.pem --tls-key-file /tls/redis.key \
+    --tls-ca-cert-file /tls/ca.pem --tls-auth-clients no --requirepass managed-pass >/dev/null
+  docker run -d --name "$net-gateway" --network "$net" -p "127.0.0.1:$port:8080" -p "127.0.0.1:$admin:9090" \
+    --stop-timeout 15 -e SVC_CONFIG_FILE=/run/secrets/gateway.yaml -e SVC_ADMIN_PORT=9090 \
+    -e NODE_EXTRA_CA_CERTS=/run/secrets/redis-ca.pem -v "$dir/secrets:/run/secrets:ro" "$image" >/dev/null
+  local ok=no health
+  for _ in $(seq 1 120); do
+    health=$(docker inspect -f '{{.State.Health.Status}}' "$net-gateway")
+    if [ "$health" = healthy ]; then ok=yes; break; fi
+    sleep 0.5
+  done
+  if [ $ok = yes ] &&
+    curl -sf -XPOST "127.0.0.1:$port/store/string/managed" -H 'content-type: application/json' -d '{"value":"tls"}' >/dev/null &&
+    curl -sf "127.0.0.1:$port/store/string/managed" | grep -q '"value":"tls"' &&
+    curl -sf "127.0.0.1:$admin/store/admin/health" | grep -q '"status":"connected"' &&
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$port/store/admin/health")" = 404 ] &&
+    docker logs "$net-gateway" 2>&1 | grep -q 'rediss://default:\*\*\*@managed-redis' &&
+    ! docker logs "$net-gateway" 2>&1 | grep -q managed-pass &&
+    docker stop "$net-gateway" >/dev/null && [ "$(docker inspect -f '{{.State.ExitCode}}' "$net-gateway")" = 0 ]; then
+    say "managed Redis: healthy by its healthcheck on the admin port, a write and a read over TLS, the password only" \
+      "in the mounted file (logged masked), admin endpoints on their own port only, docker stop exits 0"
+  else
+    docker logs "$net-gateway" 2>&1 | tail -n 20 >&2
+    ok=no
+  fi
+  docker rm -f "$net-gateway" "$net-redis" >/dev/null 2>&1 || true
+  docker network rm "$net" >/dev/null 2>&1 || true
+  rm -rf "$dir"
+  [ $ok = yes ] || die "the image against a managed Redis failed"
 }
 
 # ---- the suite's subset on a testcontainers Redis ------------------------------------------------------------------
