@@ -193,7 +193,7 @@ async function stopUnderLoad() {
   if (applied.length) fail(`taken but not answered during the stop: ${applied.slice(0, 5)}`);
   step(
     `docker stop under load (8 writers): exit 0 in ${stopMs} ms; ${state.acked.length} acknowledged writes all read ` +
-      `back; ${state.refused} refused, ${state.unanswered.length} reset before the gateway took them (none applied)`,
+      `back; ${state.refused} refused, ${state.unanswered.length} reset with no answer, none of them applied`,
   );
 }
 
