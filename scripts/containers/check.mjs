@@ -129,7 +129,9 @@ async function basics() {
   if (uid === '0') fail('the gateway runs as root');
   if (inspect('gateway', '{{.State.Health.Status}}') !== 'healthy') fail('the gateway is not healthy');
   if (/protected/i.test(compose('logs', 'redis'))) fail('Redis logged about protected mode');
-  step(`runs as uid ${uid}, healthy by its own healthcheck`);
+  const warned = compose('logs', 'gateway').match(/^.*Z (warn|error) .*$/m);
+  if (warned) fail(`the gateway logged at start: ${warned[0]}`);
+  step(`runs as uid ${uid}, healthy by its own healthcheck, started without a warning`);
 }
 
 async function redisRestart() {
