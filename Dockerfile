@@ -11,7 +11,9 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error && npm cache clean --force
-COPY --from=build /app/dist ./dist
+# The service and the console it serves; not the benchmark or the test helpers that `npm run build` also compiles.
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/console ./dist/console
 COPY openapi.yaml ./
 USER node
 EXPOSE 8080

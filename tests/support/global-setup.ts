@@ -34,6 +34,10 @@ async function startContainer(): Promise<{ url: string; stop: () => Promise<void
     .withExposedPorts(6379)
     .withWaitStrategy(Wait.forLogMessage('Ready to accept connections'))
     .start();
+  // Says which branch ran (npm run test:containers runs the suite's subset on this one).
+  console.log(
+    `tests: Redis from testcontainers (redis:7-alpine), container ${container.getId().slice(0, 12)}`,
+  );
   return {
     url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
     stop: async () => {
