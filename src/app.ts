@@ -34,6 +34,7 @@ import type { Fence } from './redis/failover-fence';
 import { ClusterStreams } from './redis/feed-streams';
 import { createKeyspace } from './redis/keys';
 import type { WaiterPool } from './redis/waiters';
+import { queueRoutes } from './queues/routes';
 import { createReload } from './reload';
 import { familyRoutes } from './routes/families';
 import { keyRoutes } from './routes/keys';
@@ -210,6 +211,7 @@ export function createApp(deps: AppDeps): Apps {
   familyRoutes(data, ctx, config.limits);
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
+  queueRoutes(data, ctx);
   if (config.upstash.enabled) upstashRoutes(app, ctx, guards, heavy);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;
