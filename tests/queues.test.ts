@@ -35,7 +35,11 @@ async function until<T>(check: () => Promise<T | undefined | false>, ms = 20_000
 test('when a queue is created, changed, listed and deleted, then each answer says so', async () => {
   const created = await put('q-life', { visibility_timeout: 10, backoff: { type: 'fixed', delay: 2 } });
   expect(created.status).toBe(201);
-  expect(created.body.settings).toMatchObject({ visibility_timeout: 10, max_deliveries: 5, backoff: { type: 'fixed', delay: 2 } });
+  expect(created.body.settings).toMatchObject({
+    visibility_timeout: 10,
+    max_deliveries: 5,
+    backoff: { type: 'fixed', delay: 2 },
+  });
   const changed = await put('q-life', { max_deliveries: 2 });
   expect(changed.status).toBe(200);
   expect(changed.body.settings).toMatchObject({ visibility_timeout: 10, max_deliveries: 2 });
@@ -56,7 +60,10 @@ test('when settings are invalid, then 400 and nothing is created', async () => {
 test('when messages are sent, received and acked, then each is delivered once and the counts follow', async () => {
   await put('q-basic');
   const sent = await post('q-basic', 'messages', {
-    messages: [{ body: 'one', attributes: { kind: 'a' } }, { body: 'AAEC', encoding: 'base64' }],
+    messages: [
+      { body: 'one', attributes: { kind: 'a' } },
+      { body: 'AAEC', encoding: 'base64' },
+    ],
   });
   expect(sent.status).toBe(201);
   expect(sent.body.messages).toHaveLength(2);
@@ -97,7 +104,9 @@ test('when a message is nacked past max_deliveries, then it is a dead letter wit
   await put('q-dead', { max_deliveries: 2, backoff: { type: 'schedule', delays: [0] } });
   await post('q-dead', 'messages', { body: 'poison' });
   const [a] = await receive('q-dead');
-  expect((await post('q-dead', 'nack', { receipts: [a?.receipt], error: 'boom 1' })).body.results[0].status).toBe('retrying');
+  expect(
+    (await post('q-dead', 'nack', { receipts: [a?.receipt], error: 'boom 1' })).body.results[0].status,
+  ).toBe('retrying');
   const b = await until(async () => (await receive('q-dead'))[0]);
   const res = await post('q-dead', 'nack', { receipts: [b.receipt], error: 'boom 2' });
   expect(res.body.results[0].status).toBe('dead');
@@ -116,12 +125,16 @@ test('when a nack gives a delay, then the message waits in delayed until then', 
   const res = await post('q-nack', 'nack', { receipts: [m?.receipt], delay: 3600 });
   expect(res.body.results[0]).toMatchObject({ status: 'retrying' });
   expect(await stats('q-nack')).toMatchObject({ delayed: 1, in_flight: 0 });
-  expect((await api().get('/store/queues/q-nack/messages?state=delayed')).body.messages[0].body).toBe('later');
+  expect((await api().get('/store/queues/q-nack/messages?state=delayed')).body.messages[0].body).toBe(
+    'later',
+  );
 });
 
 test('when a message is sent with a delay, then it is delivered only after it, and a delay past max_delay sends nothing', async () => {
   await put('q-delay', { max_delay: 100 });
-  const refused = await post('q-delay', 'messages', { messages: [{ body: 'ok' }, { body: 'far', delay: 101 }] });
+  const refused = await post('q-delay', 'messages', {
+    messages: [{ body: 'ok' }, { body: 'far', delay: 101 }],
+  });
   expect(refused.status).toBe(400);
   expect(refused.body.details.index).toBe(1);
   expect(await stats('q-delay')).toMatchObject({ ready: 0, delayed: 0 });

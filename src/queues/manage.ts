@@ -12,7 +12,10 @@ export async function configure(
 ): Promise<{ created: boolean; settings: ReturnType<typeof fromFields> }> {
   // A new queue gets every setting (defaults for those not given): create first, else change only those given.
   const created = await callQueue(store, name, 'queueConfigure', ['create', ...toFields(given, true)]);
-  const reply = created === 'exists' ? await callQueue(store, name, 'queueConfigure', ['put', ...toFields(given)]) : created;
+  const reply =
+    created === 'exists'
+      ? await callQueue(store, name, 'queueConfigure', ['put', ...toFields(given)])
+      : created;
   const r = parsed<{ created: boolean; settings: string[] }>(reply);
   return { created: r.created, settings: fromFields(r.settings) };
 }
@@ -26,20 +29,25 @@ export interface Stats {
   oldest_ready_age: number | null;
 }
 
-export async function describe(store: Store, name: string): Promise<{ settings: ReturnType<typeof fromFields>; stats: Stats }> {
-  const r = parsed<Omit<Stats, 'oldest_ready_age'> & { settings: string[]; oldest_ready_at: number | null; now: number }>(
-    await callQueue(store, name, 'queueStats', []),
-  );
+export async function describe(
+  store: Store,
+  name: string,
+): Promise<{ settings: ReturnType<typeof fromFields>; stats: Stats }> {
+  const r = parsed<
+    Omit<Stats, 'oldest_ready_age'> & { settings: string[]; oldest_ready_at: number | null; now: number }
+  >(await callQueue(store, name, 'queueStats', []));
   const { settings, oldest_ready_at, now, ...counts } = r;
   const age = oldest_ready_at === null ? null : Math.max(0, now - oldest_ready_at) / 1000;
   return { settings: fromFields(settings), stats: { ...counts, oldest_ready_age: age } };
 }
 
 export async function remove(store: Store, name: string): Promise<boolean> {
-  return (await callQueue(store, name, 'queueDelete', []).catch((err: { type?: string }) => {
-    if (err.type === 'not_found') return 0;
-    throw err;
-  })) === 1;
+  return (
+    (await callQueue(store, name, 'queueDelete', []).catch((err: { type?: string }) => {
+      if (err.type === 'not_found') return 0;
+      throw err;
+    })) === 1
+  );
 }
 
 /** The names of the queues starting with `start`, sorted: SCAN over every master, at most `limit`. */

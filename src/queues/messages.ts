@@ -163,7 +163,11 @@ export async function settle(
     r ? [{ ...r, d: options.delayMs ?? -1, x: options.error, j: Math.random() }] : [],
   );
   const results = items.length
-    ? list(parsed<Record<string, number | string>[]>(await callQueue(store, name, 'queueSettle', [mode, JSON.stringify(items)])))
+    ? list(
+        parsed<Record<string, number | string>[]>(
+          await callQueue(store, name, 'queueSettle', [mode, JSON.stringify(items)]),
+        ),
+      )
     : [];
   let next = 0;
   return receipts.map((receipt, i) => {

@@ -6,8 +6,8 @@ import { clientIdentity } from '../http/client-address';
 import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
-import { scopedPrefix } from '../routes/keys';
 import { idempotencyOf, markReplay } from '../routes/idempotency-key';
+import { scopedPrefix } from '../routes/keys';
 import { configure, describe, names, type PeekState, peek, purge, redrive, remove } from './manage';
 import { type MessageInput, type ReceiveInput, receive, type SettleMode, send, settle } from './messages';
 import { QueuePoller } from './poller';
@@ -48,7 +48,9 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
 
   routes.custom('get', '/store/queues', async (input, _req, res) => {
     const prefix = scopedPrefix(res, (input.query.prefix as string | undefined) ?? '');
-    sendJson(res, 200, { queues: await names(store, prefix, (input.query.limit as number | undefined) ?? 1000) });
+    sendJson(res, 200, {
+      queues: await names(store, prefix, (input.query.limit as number | undefined) ?? 1000),
+    });
   });
   route('put', '', async (name, input, _req, res) => {
     const { created, settings } = await configure(store, name, input.body ?? {});
@@ -64,9 +66,13 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
     const body = input.body as MessageInput | { messages: MessageInput[] };
     const batch = 'messages' in body;
     const idem = idempotencyOf(ctx, req, res);
-    const sent = await send(store, name, batch ? body.messages : [body], ctx.config.limits.maxValueBytes, idem).finally(
-      () => markReplay(res, idem),
-    );
+    const sent = await send(
+      store,
+      name,
+      batch ? body.messages : [body],
+      ctx.config.limits.maxValueBytes,
+      idem,
+    ).finally(() => markReplay(res, idem));
     sendJson(res, 201, batch ? { messages: sent } : sent[0]);
   });
   route('get', '/messages', async (name, input, _req, res) => {
@@ -77,10 +83,14 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
   route('post', '/receive', async (name, input, req, res) => {
     const body = (input.body ?? {}) as ReceiveInput;
     if ((body.wait ?? 0) > ctx.config.queueMaxWait)
-      throw new ApiError('invalid_request', `wait is ${body.wait} s; at most ${ctx.config.queueMaxWait} s (SVC_QUEUE_MAX_WAIT)`);
+      throw new ApiError(
+        'invalid_request',
+        `wait is ${body.wait} s; at most ${ctx.config.queueMaxWait} s (SVC_QUEUE_MAX_WAIT)`,
+      );
     const client = clientOf(req, res);
     const admit = () => {
-      if (!store.waiters) throw new ApiError('service_unavailable', 'Waiting receives are not available here');
+      if (!store.waiters)
+        throw new ApiError('service_unavailable', 'Waiting receives are not available here');
       return store.waiters.admit(client);
     };
     const messages = await receive(store, name, body, { poller, admit, signal: abandoned(res) });
@@ -101,6 +111,8 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
     sendJson(res, 200, await redrive(store, name, body.ids, body.limit ?? 1000));
   });
   route('post', '/purge', async (name, input, _req, res) => {
-    sendJson(res, 200, { purged: await purge(store, name, (input.body?.what as 'all' | 'dead' | undefined) ?? 'all') });
+    sendJson(res, 200, {
+      purged: await purge(store, name, (input.body?.what as 'all' | 'dead' | undefined) ?? 'all'),
+    });
   });
 }
