@@ -141,7 +141,9 @@ export async function receive(
         return messages.map((m) => shown(m, true));
       release ??= poll.admit();
       const dueInMs = r.due === 0 ? Number.POSITIVE_INFINITY : Math.max(0, r.due - r.now);
-      await poll.poller.wait(name, { last: r.last, dueInMs, deadline, signal: poll.signal });
+      const why = await poll.poller.wait(name, { last: r.last, dueInMs, deadline, signal: poll.signal });
+      // The wait ran out with the queue idle: nothing to run again (an idle long poll costs one script call).
+      if (why === 'left' || (why === 'timer' && Date.now() >= deadline)) return [];
     }
   } finally {
     release?.();

@@ -16,6 +16,9 @@ export interface WaitFor {
 /** Without a connection for the blocking read, how soon waiters look again. */
 const RETRY_MS = 1000;
 
+/** Why a wait ended: a send (or a retry after a failure), its own timer (a delay, a lease, its deadline), the client left. */
+export type Woken = 'send' | 'timer' | 'left';
+
 interface Waiter {
   readonly deadline: number;
   readonly wake: () => void;
@@ -43,22 +46,26 @@ export class QueuePoller {
   ) {}
 
   /** Resolves when `name` may have a message for the caller, the wait's deadline passed, or the caller left. */
-  wait(name: string, w: WaitFor): Promise<void> {
-    return new Promise<void>((resolve) => {
+  wait(name: string, w: WaitFor): Promise<Woken> {
+    return new Promise<Woken>((resolve) => {
       const stream = this.store.keyspace.queueStream(name);
       let watch = this.watches.get(stream);
       const fresh = !watch;
       watch ??= { waiters: new Set(), last: w.last };
       watch.last = w.last;
-      const waiter: Waiter = { deadline: w.deadline, wake: () => done() };
-      const timer = setTimeout(() => done(), Math.max(0, Math.min(w.deadline - Date.now(), w.dueInMs)));
-      const done = () => {
+      const waiter: Waiter = { deadline: w.deadline, wake: () => done('send') };
+      const timer = setTimeout(
+        () => done('timer'),
+        Math.max(0, Math.min(w.deadline - Date.now(), w.dueInMs)),
+      );
+      const left = () => done('left');
+      const done = (why: Woken) => {
         clearTimeout(timer);
-        w.signal.removeEventListener('abort', done);
+        w.signal.removeEventListener('abort', left);
         watch.waiters.delete(waiter);
-        resolve();
+        resolve(why);
       };
-      w.signal.addEventListener('abort', done, { once: true });
+      w.signal.addEventListener('abort', left, { once: true });
       watch.waiters.add(waiter);
       if (fresh) {
         this.watches.set(stream, watch);

@@ -8,6 +8,7 @@ import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { idempotencyOf, markReplay } from '../routes/idempotency-key';
 import { scopedPrefix } from '../routes/keys';
+import { watchQueues } from './gauges';
 import { configure, describe, names, type PeekState, peek, purge, redrive, remove } from './manage';
 import { type MessageInput, type ReceiveInput, receive, type SettleMode, send, settle } from './messages';
 import { QueuePoller } from './poller';
@@ -33,6 +34,7 @@ function abandoned(res: Response): AbortSignal {
 export function queueRoutes(routes: Routes, ctx: Context): void {
   const { store } = ctx;
   const clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
+  watchQueues(ctx.telemetry.metrics, store);
   const poller = store.waiters
     ? new QueuePoller(store, store.waiters, ctx.config.limits.listMaxWait * 1000)
     : undefined;
