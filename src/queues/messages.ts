@@ -72,6 +72,7 @@ function item(m: MessageInput, index: number, maxBytes: number): Record<string, 
   if (m.delay !== undefined && m.not_before !== undefined)
     throw new ApiError('invalid_request', `${where}: give delay or not_before, not both`);
   const at = m.not_before === undefined ? undefined : Date.parse(m.not_before);
+  if (Number.isNaN(at)) throw new ApiError('invalid_request', `${where}.not_before is not a valid time`);
   return {
     b: m.body,
     n: encoding,

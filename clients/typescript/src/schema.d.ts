@@ -1535,7 +1535,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -1569,7 +1569,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -1599,7 +1599,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -1625,7 +1625,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -1651,7 +1651,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -1677,7 +1677,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -1703,7 +1703,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -1729,7 +1729,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -2775,6 +2775,8 @@ export interface components {
         };
         /** @description Seconds (fractions allowed, milliseconds kept), at most 365 days. */
         Seconds: number;
+        /** @description A lease in seconds (fractions allowed), more than 0, at most 12 hours. */
+        Lease: number;
         /** @description The delay before a nacked message is delivered again, by its delivery count n: `fixed` (`delay`), `exponential` (`base` × 2^(n-1), at most `cap`; with `jitter` a random fraction of it), or `schedule` (`delays[n-1]`, the last one repeated). */
         Backoff: {
             /** @constant */
@@ -2794,8 +2796,8 @@ export interface components {
         };
         /** @description A queue's settings; each optional. */
         QueueSettingsInput: {
-            /** @description A delivery's lease (seconds, > 0); default 30. */
-            visibility_timeout?: components["schemas"]["Seconds"];
+            /** @description A delivery's lease in seconds; default 30. */
+            visibility_timeout?: components["schemas"]["Lease"];
             /** @description Deliveries before a message becomes a dead letter; default 5. */
             max_deliveries?: number;
             backoff?: components["schemas"]["Backoff"];
@@ -2911,7 +2913,7 @@ export interface components {
              */
             wait?: number;
             /** @description This delivery's lease, instead of the queue's. */
-            visibility_timeout?: components["schemas"]["Seconds"];
+            visibility_timeout?: components["schemas"]["Lease"];
         };
         /**
          * @example {
@@ -2950,7 +2952,7 @@ export interface components {
         ExtendRequest: {
             receipts: components["schemas"]["Receipts"];
             /** @description The lease now ends this many seconds from now. */
-            visibility_timeout: components["schemas"]["Seconds"];
+            visibility_timeout: components["schemas"]["Lease"];
         };
         /**
          * @example {
@@ -4878,7 +4880,7 @@ export interface components {
          */
         LastEventId: string;
         /**
-         * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+         * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
          * @example orders
          */
         QueueName: string;
@@ -9453,7 +9455,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9497,7 +9499,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9581,7 +9583,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9631,7 +9633,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9675,7 +9677,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9733,7 +9735,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9785,7 +9787,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9837,7 +9839,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9889,7 +9891,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -9941,7 +9943,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
@@ -10002,7 +10004,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`.
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
                  * @example orders
                  */
                 queue: components["parameters"]["QueueName"];
