@@ -210,9 +210,14 @@ test('when messages are peeked, then nothing changes, and purge removes them', a
 
 test('when not_before names a time that does not exist, or a lease is 0, then 400 and nothing changes', async () => {
   await put('q-times');
-  expect((await post('q-times', 'messages', { body: 'x', not_before: '2025-13-45T10:00:00Z' })).status).toBe(400);
+  expect((await post('q-times', 'messages', { body: 'x', not_before: '2025-13-45T10:00:00Z' })).status).toBe(
+    400,
+  );
   expect((await put('q-times', { visibility_timeout: 0 })).status).toBe(400);
   expect(await stats('q-times')).toMatchObject({ ready: 0, delayed: 0 });
-  await post('q-times', 'messages', { body: 'at', not_before: new Date(Date.now() + 3_600_000).toISOString() });
+  await post('q-times', 'messages', {
+    body: 'at',
+    not_before: new Date(Date.now() + 3_600_000).toISOString(),
+  });
   expect(await stats('q-times')).toMatchObject({ delayed: 1 });
 });
