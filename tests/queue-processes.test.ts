@@ -84,11 +84,15 @@ test('when a worker is killed (SIGKILL) while it holds a message, then the messa
   await post('q-kill', 'ack', { receipts: [res.body.messages[0].receipt] });
 });
 
-test(`when 4 workers take ${MESSAGES} messages and crash at random, then each message is acked exactly once or dead-lettered, none lost`, async () => {
+test(`when 4 workers take ${MESSAGES} messages (half in groups) and crash at random, then each is acked exactly once or dead-lettered, none lost, groups in order`, async () => {
   const queue = 'q-crash';
   await put(queue, { visibility_timeout: 1, max_deliveries: 4, backoff: { type: 'fixed', delay: 0 } });
   for (let i = 0; i < MESSAGES; i += 500) {
-    const messages = Array.from({ length: Math.min(500, MESSAGES - i) }, (_, j) => ({ body: `m${i + j}` }));
+    // Every other message is in one of 8 groups: `m<n>:g<k>`.
+    const messages = Array.from({ length: Math.min(500, MESSAGES - i) }, (_, j) => {
+      const n = i + j;
+      return n % 2 ? { body: `m${n}:g${n % 16}`, group: `g${n % 16}` } : { body: `m${n}` };
+    });
     expect((await post(queue, 'messages', { messages })).status).toBe(201);
   }
   const all: ReturnType<typeof worker>[] = [];
@@ -102,7 +106,8 @@ test(`when 4 workers take ${MESSAGES} messages and crash at random, then each me
   };
   let done = false;
   for (let i = 0; i < 4; i++) start();
-  const acked = () => all.flatMap((w) => w.lines).filter((l) => l.startsWith('ACK ') && l.endsWith(' acked'));
+  const acked = () =>
+    all.flatMap((w) => w.lines).filter((l) => l.startsWith('ACK ') && l.includes(' acked '));
   const finished = await until(async () => {
     const s = await stats(queue);
     const idle = s.ready === 0 && s.in_flight === 0 && s.delayed === 0;
@@ -116,9 +121,16 @@ test(`when 4 workers take ${MESSAGES} messages and crash at random, then each me
   );
   expect(new Set(ackedBodies).size).toBe(ackedBodies.length);
   expect(ackedBodies.filter((b) => dead.includes(b))).toEqual([]);
-  expect(new Set([...ackedBodies, ...dead])).toEqual(
-    new Set(Array.from({ length: MESSAGES }, (_, i) => `m${i}`)),
-  );
+  const bodies = Array.from({ length: MESSAGES }, (_, n) => (n % 2 ? `m${n}:g${n % 16}` : `m${n}`));
+  expect(new Set([...ackedBodies, ...dead])).toEqual(new Set(bodies));
+  // A group's messages were first delivered in send order (one in flight at a time: never two at once).
+  const firstDelivered = new Map(acked().map((l) => [l.split(' ')[1], Number(l.split(' ')[3])]));
+  for (let g = 1; g < 16; g += 2) {
+    const times = bodies
+      .filter((b) => b.endsWith(`:g${g}`) && firstDelivered.has(b))
+      .map((b) => firstDelivered.get(b));
+    expect(times).toEqual([...times].sort((a, b) => (a as number) - (b as number)));
+  }
   expect(finished.dead).toBe(dead.length);
   const crashes = all.filter((w) => w.child.signalCode === 'SIGKILL').length;
   expect(crashes).toBeGreaterThan(0);
