@@ -153,12 +153,15 @@ export class Metrics {
       help: 'Seconds since the oldest ready message of a queue was sent (0 when none is ready)',
       labelNames: ['queue'],
       registers: [],
+      // Every worker reads the same Redis (SVC_WORKERS > 1): merged, the figure is one of them, not their sum.
+      aggregator: 'max',
     });
     new Gauge({
       name: 'svc_queue_messages',
       help: 'Messages of a queue by state (ready, in_flight, delayed, waiting, dead), read from Redis at each scrape',
       labelNames: ['queue', 'state'],
       registers: [this.registry],
+      aggregator: 'max',
       async collect() {
         const rows = await read().catch(() => []);
         this.reset();
