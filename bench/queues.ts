@@ -28,10 +28,15 @@ async function redisCpuUs(probe: Redis): Promise<number> {
   return (field('used_cpu_user_main_thread') + field('used_cpu_sys_main_thread')) * 1e6;
 }
 
-/** Runs `loop` LOOPS times at once for SECONDS; each call answers the messages it acked. */
-async function measure(name: string, probe: Redis, loop: () => Promise<number>): Promise<Row> {
+/** Runs `loop` LOOPS times at once for `seconds`; each call answers the messages it acked. */
+async function measure(
+  name: string,
+  probe: Redis,
+  loop: () => Promise<number>,
+  seconds: number,
+): Promise<Row> {
   const cpuBefore = await redisCpuUs(probe);
-  const end = Date.now() + SECONDS * 1000;
+  const end = Date.now() + seconds * 1000;
   const start = Date.now();
   const counts = await Promise.all(
     Array.from({ length: LOOPS }, async () => {
@@ -40,10 +45,10 @@ async function measure(name: string, probe: Redis, loop: () => Promise<number>):
       return n;
     }),
   );
-  const seconds = (Date.now() - start) / 1000;
+  const took = (Date.now() - start) / 1000;
   const messages = counts.reduce((a, b) => a + b, 0);
   const cpu = (await redisCpuUs(probe)) - cpuBefore;
-  return { name, messages, perSecond: messages / seconds, redisCpuUsPerMessage: cpu / Math.max(1, messages) };
+  return { name, messages, perSecond: messages / took, redisCpuUsPerMessage: cpu / Math.max(1, messages) };
 }
 
 function serviceLoop(t: Target, queue: string): () => Promise<number> {
@@ -97,15 +102,14 @@ async function commandStats(probe: Redis): Promise<string> {
     .join('\n');
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-queues-'));
-  const redis = await startRedisServer();
-  const probe = new Redis(redis.url);
-  const service = await startService({
-    redisUrl: redis.url,
-    workers: 1,
-    logFile: path.join(dir, 'service.log'),
-  });
+/**
+ * The two rows as text lines, on the Redis at `redisUrl` (a service of its own is started and stopped): what
+ * `npm run bench` adds to its notes (part `queues`) and `npm run bench:queues` prints.
+ */
+export async function queueLines(redisUrl: string, dir: string, seconds = SECONDS): Promise<string[]> {
+  const probe = new Redis(redisUrl);
+  const plain = new Redis(redisUrl);
+  const service = await startService({ redisUrl, workers: 1, logFile: path.join(dir, 'queues-service.log') });
   try {
     const put = await fetch(`${service.url}/store/queues/bench`, {
       method: 'PUT',
@@ -113,33 +117,53 @@ async function main(): Promise<void> {
       body: '{}',
     });
     if (!put.ok) throw new Error(`PUT queue: ${put.status}`);
-    const plain = new Redis(redis.url);
+    await plain.del('bench-plain');
     await plain.xgroup('CREATE', 'bench-plain', 'g', '$', 'MKSTREAM');
     await probe.call('CONFIG', 'RESETSTAT');
     const served = await measure(
       'service: send + receive + ack (HTTP)',
       probe,
       serviceLoop(service, 'bench'),
+      seconds,
     );
-    if (process.env.BENCH_QUEUE_STATS === '1') console.log(await commandStats(probe));
+    const stats = process.env.BENCH_QUEUE_STATS === '1' ? [await commandStats(probe)] : [];
     const rows = [
       served,
-      await measure('plain client: XADD + XREADGROUP + XACK + XDEL', probe, plainLoop(plain, 'bench-plain')),
+      await measure(
+        'plain client: XADD + XREADGROUP + XACK + XDEL',
+        probe,
+        plainLoop(plain, 'bench-plain'),
+        seconds,
+      ),
     ];
-    plain.disconnect();
-    console.log(`${LOOPS} loops, ${BATCH} messages per call, ${SECONDS} s each, ${BODY.length}-byte bodies`);
-    console.log('row\tmessages/s\tRedis CPU µs/message');
-    for (const r of rows)
-      console.log(`${r.name}\t${r.perSecond.toFixed(0)}\t${r.redisCpuUsPerMessage.toFixed(1)}`);
+    return [
+      `queues (${LOOPS} loops, ${BATCH} messages per call, ${seconds} s each, ${BODY.length}-byte bodies): messages/s, Redis main-thread CPU µs per message`,
+      ...rows.map(
+        (r) =>
+          `  ${r.name}: ${r.perSecond.toFixed(0)} messages/s, ${r.redisCpuUsPerMessage.toFixed(1)} µs/message`,
+      ),
+      ...stats,
+    ];
   } finally {
     await service.server.stop();
     probe.disconnect();
+    plain.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-queues-'));
+  const redis = await startRedisServer();
+  try {
+    for (const line of await queueLines(redis.url, dir)) console.log(line);
+  } finally {
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-void main().catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+if (require.main === module)
+  void main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
