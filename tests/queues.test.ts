@@ -1,6 +1,7 @@
 // Queues: create / configure / list / delete, send (batches, delays, dedup), receive with leases, ack / nack /
 // extend by receipt, backoff, dead letters, peek, redrive, purge.
 import request from 'supertest';
+import { createKeyspace } from '../src/redis/keys';
 import { type TestApp, testApp } from './support/app';
 
 let t: TestApp;
@@ -220,4 +221,15 @@ test('when not_before names a time that does not exist, or a lease is 0, then 40
     not_before: new Date(Date.now() + 3_600_000).toISOString(),
   });
   expect(await stats('q-times')).toMatchObject({ delayed: 1 });
+});
+
+test('when another client trims the stream under an in-flight message, then it is delivered again after its lease, not lost', async () => {
+  await put('q-trim');
+  await post('q-trim', 'messages', { body: 'kept' });
+  const [first] = await receive('q-trim', { visibility_timeout: 0.05 });
+  expect(await t.raw.xtrim(createKeyspace(t.prefix).queueStream('q-trim'), 'MAXLEN', 0)).toBe(1);
+  const again = await until(async () => (await receive('q-trim'))[0]);
+  expect(again).toMatchObject({ id: first?.id, body: 'kept' });
+  expect((await post('q-trim', 'ack', { receipts: [again.receipt] })).body.results[0].status).toBe('acked');
+  expect(await stats('q-trim')).toMatchObject({ ready: 0, in_flight: 0 });
 });
