@@ -233,3 +233,18 @@ test('when another client trims the stream under an in-flight message, then it i
   expect((await post('q-trim', 'ack', { receipts: [again.receipt] })).body.results[0].status).toBe('acked');
   expect(await stats('q-trim')).toMatchObject({ ready: 0, in_flight: 0 });
 });
+
+test('when an ack or a purge is retried with its Idempotency-Key, then the first answer is replayed; a receive refuses one', async () => {
+  await put('q-idem-more');
+  await post('q-idem-more', 'messages', { messages: [{ body: 'a' }, { body: 'b' }] });
+  const [m] = await receive('q-idem-more');
+  const ack = () => post('q-idem-more', 'ack', { receipts: [m?.receipt] }).set('Idempotency-Key', 'ack-1');
+  expect((await ack()).body.results[0].status).toBe('acked');
+  const again = await ack();
+  expect([again.body.results[0].status, again.headers['idempotent-replayed']]).toEqual(['acked', 'true']);
+  const purge = () => post('q-idem-more', 'purge').set('Idempotency-Key', 'purge-1');
+  expect((await purge()).body.purged).toBe(1);
+  expect((await purge()).body.purged).toBe(1);
+  const refused = await post('q-idem-more', 'receive').set('Idempotency-Key', 'r-1');
+  expect([refused.status, refused.body.error]).toEqual([400, 'invalid_request']);
+});

@@ -1,22 +1,23 @@
 // Queue management: create / configure, settings and counts, delete, list, peek, redrive, purge.
+import type { Idempotency } from '../engine/idempotent';
 import { masterNodes } from '../redis/client';
 import type { Store } from '../redis/store';
 import { callQueue, list, parsed } from './calls';
 import { shown } from './messages';
-import { fromFields, type QueueSettings, toFields } from './settings';
+import { DEFAULTS, fromFields, type QueueSettings, toFields } from './settings';
 
 export async function configure(
   store: Store,
   name: string,
   given: Partial<QueueSettings>,
+  idem?: Idempotency,
 ): Promise<{ created: boolean; settings: ReturnType<typeof fromFields> }> {
-  // A new queue gets every setting (defaults for those not given): create first, else change only those given.
-  const created = await callQueue(store, name, 'queueConfigure', ['create', ...toFields(given, true)]);
-  const reply =
-    created === 'exists'
-      ? await callQueue(store, name, 'queueConfigure', ['put', ...toFields(given)])
-      : created;
-  const r = parsed<{ created: boolean; settings: string[] }>(reply);
+  // The defaults apply only to a new queue; the settings given, to either.
+  const defaults = toFields(DEFAULTS);
+  const args = [defaults.length, ...defaults, ...toFields(given)];
+  const r = parsed<{ created: boolean; settings: string[] }>(
+    await callQueue(store, name, 'queueConfigure', args, idem),
+  );
   return { created: r.created, settings: fromFields(r.settings) };
 }
 
@@ -41,13 +42,9 @@ export async function describe(
   return { settings: fromFields(settings), stats: { ...counts, oldest_ready_age: age } };
 }
 
-export async function remove(store: Store, name: string): Promise<boolean> {
-  return (
-    (await callQueue(store, name, 'queueDelete', []).catch((err: { type?: string }) => {
-      if (err.type === 'not_found') return 0;
-      throw err;
-    })) === 1
-  );
+/** True when there was such a queue (queue-delete-1.lua answers 0, not 'missing', for none: DELETE is idempotent). */
+export async function remove(store: Store, name: string, idem?: Idempotency): Promise<boolean> {
+  return (await callQueue(store, name, 'queueDelete', [], idem)) === 1;
 }
 
 /** The names of the queues starting with `start`, sorted: SCAN over every master, at most `limit`. */
@@ -72,12 +69,23 @@ export async function peek(store: Store, name: string, state: PeekState, limit: 
   return list(parsed<Parameters<typeof shown>[0][]>(reply)).map((m) => shown(m));
 }
 
-export async function redrive(store: Store, name: string, ids: string[] | undefined, limit: number) {
-  const reply = await callQueue(store, name, 'queueRedrive', [ids ? JSON.stringify(ids) : '', limit]);
+export async function redrive(
+  store: Store,
+  name: string,
+  ids: string[] | undefined,
+  limit: number,
+  idem?: Idempotency,
+) {
+  const reply = await callQueue(store, name, 'queueRedrive', [ids ? JSON.stringify(ids) : '', limit], idem);
   const r = parsed<{ redriven: number; ids: string[] | Record<string, never> }>(reply);
   return { redriven: r.redriven, ids: list(r.ids) };
 }
 
-export async function purge(store: Store, name: string, what: 'all' | 'dead'): Promise<number> {
-  return Number(await callQueue(store, name, 'queuePurge', [what]));
+export async function purge(
+  store: Store,
+  name: string,
+  what: 'all' | 'dead',
+  idem?: Idempotency,
+): Promise<number> {
+  return Number(await callQueue(store, name, 'queuePurge', [what], idem));
 }

@@ -160,6 +160,7 @@ export async function settle(
   mode: SettleMode,
   receipts: string[],
   options: { delayMs?: number; error?: string },
+  idem?: Idempotency,
 ): Promise<Record<string, unknown>[]> {
   const parsedReceipts = receipts.map(fromReceipt);
   const items = parsedReceipts.flatMap((r) =>
@@ -168,7 +169,7 @@ export async function settle(
   const results = items.length
     ? list(
         parsed<Record<string, number | string>[]>(
-          await callQueue(store, name, 'queueSettle', [mode, JSON.stringify(items)]),
+          await callQueue(store, name, 'queueSettle', [mode, JSON.stringify(items)], idem),
         ),
       )
     : [];

@@ -1,6 +1,7 @@
 // /store/queues: reliable queues (docs/queues.md). Each route checks the queue name against the caller's prefix.
 import type { Request, Response } from 'express';
 import type { Context } from '../context';
+import type { Idempotency } from '../engine/idempotent';
 import { ApiError } from '../errors';
 import { clientIdentity } from '../http/client-address';
 import type { Method, RequestInput } from '../http/contract';
@@ -38,6 +39,11 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
   const poller = store.waiters
     ? new QueuePoller(store, store.waiters, ctx.config.limits.listMaxWait * 1000)
     : undefined;
+  /** Runs a write under the request's Idempotency-Key (if any); a replayed answer says so (Idempotent-Replayed). */
+  const once = <T>(req: Request, res: Response, run: (idem?: Idempotency) => Promise<T>): Promise<T> => {
+    const idem = idempotencyOf(ctx, req, res);
+    return run(idem).finally(() => markReplay(res, idem));
+  };
   /** A route on one queue: the caller's permission was checked; here its prefix, against the queue's name. */
   const route = (method: Method, path: string, handler: Handler) => {
     const { permission } = ctx.contract.operation(method, `/store/queues/{queue}${path}`);
@@ -54,27 +60,23 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
       queues: await names(store, prefix, (input.query.limit as number | undefined) ?? 1000),
     });
   });
-  route('put', '', async (name, input, _req, res) => {
-    const { created, settings } = await configure(store, name, input.body ?? {});
+  route('put', '', async (name, input, req, res) => {
+    const { created, settings } = await once(req, res, (idem) =>
+      configure(store, name, input.body ?? {}, idem),
+    );
     sendJson(res, created ? 201 : 200, { queue: name, created, settings });
   });
   route('get', '', async (name, _input, _req, res) => {
     sendJson(res, 200, { queue: name, ...(await describe(store, name)) });
   });
-  route('delete', '', async (name, _input, _req, res) => {
-    sendJson(res, 200, { queue: name, deleted: await remove(store, name) });
+  route('delete', '', async (name, _input, req, res) => {
+    sendJson(res, 200, { queue: name, deleted: await once(req, res, (idem) => remove(store, name, idem)) });
   });
   route('post', '/messages', async (name, input, req, res) => {
     const body = input.body as MessageInput | { messages: MessageInput[] };
     const batch = 'messages' in body;
-    const idem = idempotencyOf(ctx, req, res);
-    const sent = await send(
-      store,
-      name,
-      batch ? body.messages : [body],
-      ctx.config.limits.maxValueBytes,
-      idem,
-    ).finally(() => markReplay(res, idem));
+    const max = ctx.config.limits.maxValueBytes;
+    const sent = await once(req, res, (idem) => send(store, name, batch ? body.messages : [body], max, idem));
     sendJson(res, 201, batch ? { messages: sent } : sent[0]);
   });
   route('get', '/messages', async (name, input, _req, res) => {
@@ -83,6 +85,11 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
     sendJson(res, 200, { messages: await peek(store, name, state, limit) });
   });
   route('post', '/receive', async (name, input, req, res) => {
+    if (req.get('idempotency-key') !== undefined)
+      throw new ApiError(
+        'invalid_request',
+        'A receive takes no Idempotency-Key: retry it as it is (the messages a lost answer held come back after their lease)',
+      );
     const body = (input.body ?? {}) as ReceiveInput;
     if ((body.wait ?? 0) > ctx.config.queueMaxWait)
       throw new ApiError(
@@ -99,22 +106,28 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
     sendJson(res, 200, { messages });
   });
   const settleRoute = (mode: SettleMode) =>
-    route('post', `/${mode}`, async (name, input, _req, res) => {
+    route('post', `/${mode}`, async (name, input, req, res) => {
       const { receipts, delay, error, visibility_timeout } = input.body as unknown as SettleBody;
       const seconds = mode === 'extend' ? visibility_timeout : delay;
       const delayMs = seconds === undefined ? undefined : Math.round(seconds * 1000);
-      sendJson(res, 200, { results: await settle(store, name, mode, receipts, { delayMs, error }) });
+      const results = await once(req, res, (idem) =>
+        settle(store, name, mode, receipts, { delayMs, error }, idem),
+      );
+      sendJson(res, 200, { results });
     });
   settleRoute('ack');
   settleRoute('nack');
   settleRoute('extend');
-  route('post', '/redrive', async (name, input, _req, res) => {
+  route('post', '/redrive', async (name, input, req, res) => {
     const body = (input.body ?? {}) as { ids?: string[]; limit?: number };
-    sendJson(res, 200, await redrive(store, name, body.ids, body.limit ?? 1000));
+    sendJson(
+      res,
+      200,
+      await once(req, res, (idem) => redrive(store, name, body.ids, body.limit ?? 1000, idem)),
+    );
   });
-  route('post', '/purge', async (name, input, _req, res) => {
-    sendJson(res, 200, {
-      purged: await purge(store, name, (input.body?.what as 'all' | 'dead' | undefined) ?? 'all'),
-    });
+  route('post', '/purge', async (name, input, req, res) => {
+    const what = (input.body?.what as 'all' | 'dead' | undefined) ?? 'all';
+    sendJson(res, 200, { purged: await once(req, res, (idem) => purge(store, name, what, idem)) });
   });
 }

@@ -40,9 +40,8 @@ function backoffSeconds(b: Backoff): Backoff {
   return { type: 'exponential', base: s(b.base), cap: s(b.cap), jitter: b.jitter };
 }
 
-/** The settings hash's field, value pairs for what the request gives (all of them, defaulted, for a new queue). */
-export function toFields(given: Partial<QueueSettings>, defaults = false): string[] {
-  const s = defaults ? { ...DEFAULTS, ...given } : given;
+/** The settings hash's field, value pairs of the settings `s` gives. */
+export function toFields(s: Partial<QueueSettings>): string[] {
   const out: string[] = [];
   for (const name of SECONDS) if (s[name] !== undefined) out.push(name, String(ms(s[name] as number)));
   if (s.max_deliveries !== undefined) out.push('max_deliveries', String(s.max_deliveries));

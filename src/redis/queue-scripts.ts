@@ -31,7 +31,13 @@ export function queueScripts(feedHeader: string): Record<QueueScript, { lua: str
   return out;
 }
 
-/** The scripts a request may run under an Idempotency-Key (idempotent-n.lua's INNER), as bodies of (KEYS, ARGV). */
+/**
+ * The scripts a request may run under an Idempotency-Key (idempotent-n.lua's INNER), as bodies of (KEYS, ARGV): every
+ * write but the receive, whose long poll is several calls (a retried receive is safe as it is: docs/queues.md).
+ */
 export function queueInnerBodies(): Record<string, string> {
-  return { queueSend: `${source('queue.lua')}\n${source(file('queueSend'))}` };
+  const lib = source('queue.lua');
+  const bodies: Record<string, string> = {};
+  for (const name of QUEUE_WRITES) if (name !== 'queueReceive') bodies[name] = `${lib}\n${source(file(name))}`;
+  return bodies;
 }
