@@ -56,3 +56,11 @@ test('when queues live on different masters, then send, receive (long poll too),
   }
   expect((await api().get('/store/queues')).body.queues).toEqual([...names].sort());
 });
+
+test('when a send is retried with its Idempotency-Key on a Cluster, then the record sits in the queue slot and replays', async () => {
+  const [q] = namesOnEveryMaster() as [string];
+  const send = () => post(q, 'messages', { body: 'once' }).set('Idempotency-Key', 'cluster-send');
+  const first = await send();
+  const again = await send();
+  expect([again.status, again.body, again.headers['idempotent-replayed']]).toEqual([201, first.body, 'true']);
+});
