@@ -9,6 +9,7 @@ import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { idempotencyOf, markReplay } from '../routes/idempotency-key';
 import { scopedPrefix } from '../routes/keys';
+import { abandoned } from '../routes/op-route';
 import { watchQueues } from './gauges';
 import { configure, describe, names, type PeekState, peek, purge, redrive, remove } from './manage';
 import { type MessageInput, type ReceiveInput, receive, type SettleMode, send, settle } from './messages';
@@ -22,15 +23,6 @@ interface SettleBody {
 }
 
 type Handler = (name: string, input: RequestInput, req: Request, res: Response) => Promise<void>;
-
-/** Aborted when the client goes away before its answer was sent. */
-function abandoned(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
 
 export function queueRoutes(routes: Routes, ctx: Context): void {
   const { store } = ctx;
