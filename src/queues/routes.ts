@@ -12,8 +12,9 @@ import { scopedPrefix } from '../routes/keys';
 import { abandoned } from '../routes/op-route';
 import { watchQueues } from './gauges';
 import { configure, describe, names, type PeekState, peek, purge, redrive, remove } from './manage';
-import { type MessageInput, type ReceiveInput, receive, type SettleMode, send, settle } from './messages';
+import { type MessageInput, type SettleMode, send, settle } from './messages';
 import { QueuePoller } from './poller';
+import { type ReceiveInput, receive } from './receive';
 
 interface SettleBody {
   receipts: string[];
