@@ -38,6 +38,7 @@ export function queueScripts(feedHeader: string): Record<QueueScript, { lua: str
 export function queueInnerBodies(): Record<string, string> {
   const lib = source('queue.lua');
   const bodies: Record<string, string> = {};
-  for (const name of QUEUE_WRITES) if (name !== 'queueReceive') bodies[name] = `${lib}\n${source(file(name))}`;
+  for (const name of QUEUE_WRITES)
+    if (name !== 'queueReceive') bodies[name] = `${lib}\n${source(file(name))}`;
   return bodies;
 }
