@@ -1,4 +1,5 @@
-// Queues among the rest of the service: tenant prefixes and permissions, change events, the Prometheus gauges.
+// Queues among the rest of the service: tenant prefixes and permissions, change events, the Prometheus gauges, the
+// waiter cap per client.
 import Redis from 'ioredis';
 import request from 'supertest';
 import { eventOf } from '../src/redis/change-event';
@@ -19,6 +20,7 @@ beforeAll(async () => {
     SVC_REDIS_URL: redis.url,
     SVC_CHANGES_ENABLED: 'true',
     SVC_API_KEYS: JSON.stringify({ keys: [tenant, reader, admin] }),
+    SVC_LIST_MAX_WAITERS_PER_CLIENT: '1',
   });
 });
 afterAll(async () => {
@@ -82,4 +84,17 @@ test('when metrics are scraped, then each queue has its counts as gauges', async
   expect(value(scraped, 'svc_queue_messages', { queue: 'gauged', state: 'ready' })).toBe(1);
   expect(value(scraped, 'svc_queue_messages', { queue: 'gauged', state: 'in_flight' })).toBe(1);
   expect(value(scraped, 'svc_queue_oldest_ready_age_seconds', { queue: 'gauged' })).toBeGreaterThanOrEqual(0);
+});
+
+test('when a client already holds its waiting receives (SVC_LIST_MAX_WAITERS_PER_CLIENT), then another is 429; a send answers the first', async () => {
+  await as(admin, api().put('/store/queues/capped')).send({});
+  const first = new Promise<request.Response>((resolve, reject) =>
+    as(admin, api().post('/store/queues/capped/receive')).send({ wait: 20 }).then(resolve, reject),
+  );
+  const pool = t.context.store.waiters as { waiting: number };
+  for (let i = 0; i < 400 && pool.waiting === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  const second = await as(admin, api().post('/store/queues/capped/receive')).send({ wait: 20 });
+  expect([second.status, second.body.error]).toEqual([429, 'rate_limit_exceeded']);
+  await as(admin, api().post('/store/queues/capped/messages')).send({ body: 'for the first' });
+  expect((await first).body.messages[0].body).toBe('for the first');
 });
