@@ -5,10 +5,15 @@ import { describe, names } from './manage';
 
 /** At most this many queues are reported (a Redis call each per scrape). */
 export const GAUGED_QUEUES = 100;
+/** How long the list of queues (a bounded SCAN) is reused between scrapes. */
+const NAMES_TTL_MS = 30_000;
 
 export function watchQueues(metrics: Metrics, store: Store): void {
+  let cached: { names: string[]; at: number } | undefined;
   metrics.watchQueues(async (): Promise<QueueCounts[]> => {
-    const queues = await names(store, '', GAUGED_QUEUES);
+    if (!cached || Date.now() - cached.at > NAMES_TTL_MS)
+      cached = { names: (await names(store, '', GAUGED_QUEUES)).names, at: Date.now() };
+    const queues = cached.names;
     const rows = await Promise.all(
       queues.map(async (queue) => {
         const { stats } = await describe(store, queue).catch(() => ({ stats: undefined }));

@@ -47,19 +47,32 @@ export async function remove(store: Store, name: string, idem?: Idempotency): Pr
   return (await callQueue(store, name, 'queueDelete', [], idem)) === 1;
 }
 
-/** The names of the queues starting with `start`, sorted: SCAN over every master, at most `limit`. */
-export async function names(store: Store, start: string, limit: number): Promise<string[]> {
+/** SCAN calls (COUNT 1000) one listing makes at most per master: bounded work on a large keyspace. */
+export const MAX_LIST_SCANS = 50;
+
+/**
+ * The names of the queues starting with `start`, sorted, at most `limit`: a SCAN of every master, of at most
+ * MAX_LIST_SCANS calls each; `complete` is false when a walk stopped before its end (a large keyspace).
+ */
+export async function names(
+  store: Store,
+  start: string,
+  limit: number,
+): Promise<{ names: string[]; complete: boolean }> {
   const pattern = store.keyspace.queuePattern(start);
   const found = new Set<string>();
+  let complete = true;
   for (const node of masterNodes(store.redis)) {
     let cursor = '0';
+    let scans = 0;
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       for (const key of keys) found.add(store.keyspace.queueName(key));
       cursor = next;
-    } while (cursor !== '0' && found.size < limit);
+    } while (cursor !== '0' && found.size < limit && ++scans < MAX_LIST_SCANS);
+    if (cursor !== '0') complete = false;
   }
-  return [...found].sort().slice(0, limit);
+  return { names: [...found].sort().slice(0, limit), complete };
 }
 
 export type PeekState = 'ready' | 'delayed' | 'in_flight' | 'dead';

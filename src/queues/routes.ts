@@ -49,9 +49,8 @@ export function queueRoutes(routes: Routes, ctx: Context): void {
 
   routes.custom('get', '/store/queues', async (input, _req, res) => {
     const prefix = scopedPrefix(res, (input.query.prefix as string | undefined) ?? '');
-    sendJson(res, 200, {
-      queues: await names(store, prefix, (input.query.limit as number | undefined) ?? 1000),
-    });
+    const listed = await names(store, prefix, (input.query.limit as number | undefined) ?? 1000);
+    sendJson(res, 200, { queues: listed.names, complete: listed.complete });
   });
   route('put', '', async (name, input, req, res) => {
     const { created, settings } = await once(req, res, (idem) =>

@@ -1518,7 +1518,7 @@ export interface paths {
         };
         /**
          * List queues
-         * @description The names of the queues starting with `prefix`, sorted (at most `limit`; a `SCAN` of every master). A credential with a key prefix sees only the queues whose names start with it.
+         * @description The names of the queues starting with `prefix`, sorted (at most `limit`): a `SCAN` of every master, bounded (at most 50 calls of `COUNT 1000` per master): `complete: false` when a walk stopped before its end on a large keyspace (narrow it with `prefix`). A credential with a key prefix sees only the queues whose names start with it.
          */
         get: operations["listQueues"];
         put?: never;
@@ -2838,6 +2838,7 @@ export interface components {
         };
         QueueList: {
             queues: string[];
+            complete: boolean;
         };
         QueueDeleted: {
             queue: string;
@@ -9434,7 +9435,8 @@ export interface operations {
                      *       "queues": [
                      *         "emails",
                      *         "orders"
-                     *       ]
+                     *       ],
+                     *       "complete": true
                      *     }
                      */
                     "application/json": components["schemas"]["QueueList"];
