@@ -12,6 +12,8 @@ import { type RedisServer, startRedisServer } from './support/redis-server';
 const WORKER = path.join(__dirname, 'fixtures', 'queue-worker.mjs');
 /** Messages of the crash run: small enough for a loaded 2-core machine; QUEUE_STRESS_MESSAGES=10000 for the full run. */
 const MESSAGES = Number(process.env.QUEUE_STRESS_MESSAGES ?? 300);
+/** How long the crash run may take: 100 ms per message on a loaded machine, at least 4 minutes. */
+const RUN_MS = Math.max(240_000, MESSAGES * 100);
 
 let redis: RedisServer;
 let t: TestApp;
@@ -84,57 +86,63 @@ test('when a worker is killed (SIGKILL) while it holds a message, then the messa
   await post('q-kill', 'ack', { receipts: [res.body.messages[0].receipt] });
 });
 
-test(`when 4 workers take ${MESSAGES} messages (half in groups) and crash at random, then each is acked exactly once or dead-lettered, none lost, groups in order`, async () => {
-  const queue = 'q-crash';
-  await put(queue, { visibility_timeout: 1, max_deliveries: 4, backoff: { type: 'fixed', delay: 0 } });
-  for (let i = 0; i < MESSAGES; i += 500) {
-    // Every other message is in one of 8 groups: `m<n>:g<k>`.
-    const messages = Array.from({ length: Math.min(500, MESSAGES - i) }, (_, j) => {
-      const n = i + j;
-      return n % 2 ? { body: `m${n}:g${n % 16}`, group: `g${n % 16}` } : { body: `m${n}` };
+test(
+  `when 4 workers take ${MESSAGES} messages (half in groups) and crash at random, then each is acked exactly once or dead-lettered, none lost, groups in order`,
+  async () => {
+    const queue = 'q-crash';
+    await put(queue, { visibility_timeout: 1, max_deliveries: 4, backoff: { type: 'fixed', delay: 0 } });
+    for (let i = 0; i < MESSAGES; i += 500) {
+      // Every other message is in one of 8 groups: `m<n>:g<k>`.
+      const messages = Array.from({ length: Math.min(500, MESSAGES - i) }, (_, j) => {
+        const n = i + j;
+        return n % 2 ? { body: `m${n}:g${n % 16}`, group: `g${n % 16}` } : { body: `m${n}` };
+      });
+      expect((await post(queue, 'messages', { messages })).status).toBe(201);
+    }
+    const all: ReturnType<typeof worker>[] = [];
+    const start = () => {
+      const w = worker(queue, 0.02);
+      all.push(w);
+      // A crashed worker is replaced, as a supervisor would.
+      void w.exited.then(() => {
+        if (!done) start();
+      });
+    };
+    let done = false;
+    for (let i = 0; i < 4; i++) start();
+    const acked = () =>
+      all.flatMap((w) => w.lines).filter((l) => l.startsWith('ACK ') && l.includes(' acked '));
+    const finished = await until(async () => {
+      const s = await stats(queue);
+      const idle = s.ready === 0 && s.in_flight === 0 && s.delayed === 0;
+      return idle && acked().length + s.dead === MESSAGES && s;
+    }, RUN_MS).finally(() => {
+      // Also when it failed: no worker is started again, and none outlives the test.
+      done = true;
+      for (const w of all) w.child.kill('SIGKILL');
     });
-    expect((await post(queue, 'messages', { messages })).status).toBe(201);
-  }
-  const all: ReturnType<typeof worker>[] = [];
-  const start = () => {
-    const w = worker(queue, 0.02);
-    all.push(w);
-    // A crashed worker is replaced, as a supervisor would.
-    void w.exited.then(() => {
-      if (!done) start();
-    });
-  };
-  let done = false;
-  for (let i = 0; i < 4; i++) start();
-  const acked = () =>
-    all.flatMap((w) => w.lines).filter((l) => l.startsWith('ACK ') && l.includes(' acked '));
-  const finished = await until(async () => {
-    const s = await stats(queue);
-    const idle = s.ready === 0 && s.in_flight === 0 && s.delayed === 0;
-    return idle && acked().length + s.dead === MESSAGES && s;
-  }, 240_000);
-  done = true;
-  for (const w of all) w.child.kill('SIGKILL');
-  const ackedBodies = acked().map((l) => l.split(' ')[1]);
-  const dead = (await api().get(`/store/queues/${queue}/messages?state=dead&limit=1000`)).body.messages.map(
-    (m: { body: string }) => m.body,
-  );
-  expect(new Set(ackedBodies).size).toBe(ackedBodies.length);
-  expect(ackedBodies.filter((b) => dead.includes(b))).toEqual([]);
-  const bodies = Array.from({ length: MESSAGES }, (_, n) => (n % 2 ? `m${n}:g${n % 16}` : `m${n}`));
-  expect(new Set([...ackedBodies, ...dead])).toEqual(new Set(bodies));
-  // A group's messages were first delivered in send order (one in flight at a time: never two at once).
-  const firstDelivered = new Map(acked().map((l) => [l.split(' ')[1], Number(l.split(' ')[3])]));
-  for (let g = 1; g < 16; g += 2) {
-    const times = bodies
-      .filter((b) => b.endsWith(`:g${g}`) && firstDelivered.has(b))
-      .map((b) => firstDelivered.get(b));
-    expect(times).toEqual([...times].sort((a, b) => (a as number) - (b as number)));
-  }
-  expect(finished.dead).toBe(dead.length);
-  const crashes = all.filter((w) => w.child.signalCode === 'SIGKILL').length;
-  expect(crashes).toBeGreaterThan(0);
-}, 300_000);
+    const ackedBodies = acked().map((l) => l.split(' ')[1]);
+    const dead = (await api().get(`/store/queues/${queue}/messages?state=dead&limit=1000`)).body.messages.map(
+      (m: { body: string }) => m.body,
+    );
+    expect(new Set(ackedBodies).size).toBe(ackedBodies.length);
+    expect(ackedBodies.filter((b) => dead.includes(b))).toEqual([]);
+    const bodies = Array.from({ length: MESSAGES }, (_, n) => (n % 2 ? `m${n}:g${n % 16}` : `m${n}`));
+    expect(new Set([...ackedBodies, ...dead])).toEqual(new Set(bodies));
+    // A group's messages were first delivered in send order (one in flight at a time: never two at once).
+    const firstDelivered = new Map(acked().map((l) => [l.split(' ')[1], Number(l.split(' ')[3])]));
+    for (let g = 1; g < 16; g += 2) {
+      const times = bodies
+        .filter((b) => b.endsWith(`:g${g}`) && firstDelivered.has(b))
+        .map((b) => firstDelivered.get(b));
+      expect(times).toEqual([...times].sort((a, b) => (a as number) - (b as number)));
+    }
+    expect(finished.dead).toBe(dead.length);
+    const crashes = all.filter((w) => w.child.signalCode === 'SIGKILL').length;
+    expect(crashes).toBeGreaterThan(0);
+  },
+  RUN_MS + 60_000,
+);
 
 test('when a receive long-polls an idle queue, then Redis runs no command while it waits, until a send wakes it', async () => {
   await put('q-idle', {});
