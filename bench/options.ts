@@ -6,7 +6,7 @@ export const USAGE = `npm run bench -- [options]
   --json               print the results as JSON instead of a table
   --memory             only the memory check: three consecutive GET runs (20 s, 5 s with --quick)
   --only=a,b           only these parts: express, node, webdis, get, post, hash, large (only when named), member,
-                       incr, leaderboard, batch, upstash, upstash-get, upstash-hash, workers, memory
+                       incr, leaderboard, batch, upstash, upstash-get, upstash-hash, workers, queues, memory
   --set NAME=VALUE     an extra service setting, e.g. --set SVC_RATE_LIMIT_ENABLED=false (repeatable)
   --node=OPTION        a node option for the service, e.g. --node=--max-old-space-size=1024 (repeatable)
   --rounds=N           how many times the runs go round the targets and scenarios (the median run is reported)
@@ -37,6 +37,7 @@ export const PARTS = [
   'upstash-get',
   'upstash-hash',
   'workers',
+  'queues',
   'memory',
 ];
 

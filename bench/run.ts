@@ -10,6 +10,7 @@ import type { Measurement, RequestSpec } from './load';
 import { parseOptions, USAGE } from './options';
 import { pinCpus, rssNow } from './processes';
 import { profileRun } from './profile';
+import { queueLines } from './queues';
 import {
   addRatios,
   checks,
@@ -246,6 +247,8 @@ async function measureAll(redis: RedisServer, dir: string): Promise<void> {
   const notes: string[] = [];
   const rows = await measureJobs(redis, dir, notes);
   addRatios(rows);
+  // Queues: closed loops of send + receive + ack (messages/s), beside a plain client's stream commands.
+  if (parts.has('queues')) notes.push(...(await queueLines(redis.url, dir, load.duration)));
   const memoryRuns = parts.has('memory') ? await memory(redis.url, dir) : [];
   if (!parts.has('memory')) notes.push('no memory runs in this run (--memory runs them alone)');
   const found = checks(rows, memoryRuns);

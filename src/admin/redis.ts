@@ -183,7 +183,11 @@ export async function flush(redis: RedisClient, keyspace: Keyspace, feed?: Flush
   const counts = await Promise.all(
     masterNodes(redis).map((node) =>
       keyspace.prefix
-        ? unlinkMatching(node, keyspace.userPattern, cluster)
+        ? Promise.all([
+            unlinkMatching(node, keyspace.userPattern, cluster),
+            // The queues under the prefix are user data too (their keys are internal: #svc:q:{<prefix>...}).
+            unlinkMatching(node, keyspace.queueKeys, cluster),
+          ]).then(([a, b]) => a + b)
         : flushNode(node, nodeFeed(feed, node)),
     ),
   );

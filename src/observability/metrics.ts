@@ -19,6 +19,13 @@ const UNCONVENTIONAL_DEFAULTS = [
   'nodejs_active_resources_total',
 ];
 
+/** One queue's counts, for the queue gauges. */
+export interface QueueCounts {
+  readonly queue: string;
+  readonly states: Record<string, number>;
+  readonly oldestReadyAge: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   /** Per endpoint and method: one label object reused by every request (no allocation per request), and counts. */
@@ -133,6 +140,40 @@ export class Metrics {
 
   feedDropped(transport: string): void {
     this.feedDrops.inc({ transport });
+  }
+
+  /**
+   * Queue gauges (src/queues/gauges.ts): `read` is called at each scrape and answers each queue's counts by state
+   * and the age of its oldest ready message. Registered once per app, by the queue routes.
+   */
+  watchQueues(read: () => Promise<QueueCounts[]>): void {
+    // The first registered reads Redis and sets both: the registry collects them in registration order.
+    const age = new Gauge({
+      name: 'svc_queue_oldest_ready_age_seconds',
+      help: 'Seconds since the oldest ready message of a queue was sent (0 when none is ready)',
+      labelNames: ['queue'],
+      registers: [],
+      // Every worker reads the same Redis (SVC_WORKERS > 1): merged, the figure is one of them, not their sum.
+      aggregator: 'max',
+    });
+    new Gauge({
+      name: 'svc_queue_messages',
+      help: 'Messages of a queue by state (ready, in_flight, delayed, waiting, dead), read from Redis at each scrape',
+      labelNames: ['queue', 'state'],
+      registers: [this.registry],
+      aggregator: 'max',
+      async collect() {
+        const rows = await read().catch(() => []);
+        this.reset();
+        age.reset();
+        for (const row of rows) {
+          for (const [state, value] of Object.entries(row.states))
+            this.set({ queue: row.queue, state }, value);
+          age.set({ queue: row.queue }, row.oldestReadyAge);
+        }
+      },
+    });
+    this.registry.registerMetric(age);
   }
 
   get contentType(): string {

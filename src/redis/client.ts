@@ -6,6 +6,7 @@ import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Config } from '../config';
 import { LUA_CHANGED } from './change-event';
 import { createKeyspace } from './keys';
+import { QUEUE_WRITES, queueInnerBodies, queueScripts } from './queue-scripts';
 import { quietReadyCheck } from './ready-check';
 
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
@@ -76,6 +77,7 @@ export const FEED_SCRIPTS: ReadonlySet<string> = new Set([
   'typedBatch',
   'keyDelete',
   'idempotent',
+  ...QUEUE_WRITES,
 ]);
 
 /** Every writing script's body as a function of (KEYS, ARGV), by its ioredis name: what idempotent-n.lua runs. */
@@ -88,6 +90,7 @@ function innerScripts(): string {
     keyDelete: source('key-delete-1.lua'),
     // A plain DEL (DELETE /store/keys/{key} with the feed off) does what key-delete-1 does, without the event.
     del: source('key-delete-1.lua'),
+    ...queueInnerBodies(),
   };
   const entries = Object.entries(bodies).map(
     ([name, body]) => `${name} = function(KEYS, ARGV)\n${body}\nend,`,
@@ -127,6 +130,7 @@ function scripts(config: Config) {
     idempotentSettle: { lua: source('idempotent-settle-1.lua'), numberOfKeys: 1 },
     // The key count comes first in each call.
     upstashBounded: { lua: `${budgetHeader(config)}\n${source('upstash-bounded-n.lua')}` },
+    ...queueScripts(feedHeader(config)),
   };
 }
 

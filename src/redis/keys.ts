@@ -3,6 +3,8 @@
 /** Internal keys start with '#', a character no valid user key can contain. */
 export const INTERNAL_PREFIX = '#svc:';
 
+const QUEUE_PREFIX = `${INTERNAL_PREFIX}q:`;
+
 export interface Keyspace {
   /** The Redis key holding the user's key. */
   user(key: string): string;
@@ -28,6 +30,19 @@ export interface Keyspace {
    * `#svc:idem:{<tag>}:<digest>`, the tag that of the written key, so that the record is in the key's slot.
    */
   idempotency(digest: string, tag?: string): string;
+  /**
+   * A queue's base key (its settings hash), `#svc:q:{<prefix><name>}`: every other key of the queue is this name plus
+   * a suffix (redis/scripts/queue.lua), so the `{...}` tag keeps all of them in one Cluster slot.
+   */
+  queue(name: string): string;
+  /** The SCAN pattern of the base keys of the queues whose names start with `start` (queue names hold no glob characters). */
+  queuePattern(start: string): string;
+  /** The SCAN pattern of every key of every queue under the prefix (a flush under a prefix removes them too). */
+  readonly queueKeys: string;
+  /** A queue's stream (its ready and in-flight messages): the base key + ':s', as queue.lua names it. */
+  queueStream(name: string): string;
+  /** A queue's name from its base key. */
+  queueName(baseKey: string): string;
 }
 
 /** The part of a Redis key that decides its Cluster slot: the first non-empty {...}, else the whole key. */
@@ -38,15 +53,22 @@ export function slotTag(redisKey: string): string {
 }
 
 export function createKeyspace(prefix: string): Keyspace {
+  // The prefix in a SCAN pattern, its glob characters escaped.
+  const glob = prefix.replace(/[*?[\]\\]/g, '\\$&');
   return {
     prefix,
     user: prefix === '' ? (key) => key : (key) => prefix + key,
     fromRedis: (redisKey) => redisKey.slice(prefix.length),
     internal: (...parts) => INTERNAL_PREFIX + parts.join(':'),
-    userPattern: `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
+    userPattern: `${glob}*`,
     changes: `${INTERNAL_PREFIX}changes:${prefix}`,
     changesIn: (tag) => `${INTERNAL_PREFIX}changes:{${tag}}:${prefix}`,
     idempotency: (digest, tag) =>
       tag === undefined ? `${INTERNAL_PREFIX}idem:${digest}` : `${INTERNAL_PREFIX}idem:{${tag}}:${digest}`,
+    queue: (name) => `${QUEUE_PREFIX}{${prefix}${name}}`,
+    queuePattern: (start) => `${QUEUE_PREFIX}{${glob}${start}*}`,
+    queueKeys: `${QUEUE_PREFIX}{${glob}*`,
+    queueStream: (name) => `${QUEUE_PREFIX}{${prefix}${name}}:s`,
+    queueName: (baseKey) => baseKey.slice(QUEUE_PREFIX.length + 1 + prefix.length, -1),
   };
 }

@@ -38,16 +38,8 @@ export class WaiterPool {
     if (this.busy >= this.max) {
       throw unavailable(`All ${this.max} waiting pops (SVC_LIST_MAX_WAITERS) are in use; retry shortly`);
     }
-    const held = this.perClient.get(client) ?? 0;
-    if (held >= this.maxPerClient) {
-      throw new ApiError(
-        'rate_limit_exceeded',
-        `This client already holds ${this.maxPerClient} waiting pops (SVC_LIST_MAX_WAITERS_PER_CLIENT); retry when one has answered`,
-        { retryAfter: REDIS_RETRY_AFTER },
-      );
-    }
+    this.count(client);
     this.busy++;
-    this.perClient.set(client, held + 1);
     const conn = this.idle.pop() ?? this.open();
     try {
       if (conn.status === 'wait') await conn.connect();
@@ -58,12 +50,42 @@ export class WaiterPool {
     }
   }
 
-  /** Hands a connection back; one that may still be blocked (its client left, it failed) is closed instead. */
-  release(conn: RedisClient, reusable: boolean, client = ''): void {
-    this.busy--;
+  /**
+   * Counts a waiter of `client` that shares a connection (a queue's long poll, src/queues/poller.ts) against
+   * `maxPerClient` (429 beyond), without taking a connection; the answer ends it (once).
+   */
+  admit(client: string): () => void {
+    this.count(client);
+    let done = false;
+    return () => {
+      if (!done) this.uncount(client);
+      done = true;
+    };
+  }
+
+  /** 429 when `client` already holds `maxPerClient` waiters; otherwise one more. */
+  private count(client: string): void {
+    const held = this.perClient.get(client) ?? 0;
+    if (held >= this.maxPerClient) {
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `This client already holds ${this.maxPerClient} waiting pops or receives (SVC_LIST_MAX_WAITERS_PER_CLIENT); retry when one has answered`,
+        { retryAfter: REDIS_RETRY_AFTER },
+      );
+    }
+    this.perClient.set(client, held + 1);
+  }
+
+  private uncount(client: string): void {
     const left = (this.perClient.get(client) ?? 1) - 1;
     if (left > 0) this.perClient.set(client, left);
     else this.perClient.delete(client);
+  }
+
+  /** Hands a connection back; one that may still be blocked (its client left, it failed) is closed instead. */
+  release(conn: RedisClient, reusable: boolean, client = ''): void {
+    this.busy--;
+    this.uncount(client);
     if (reusable && !this.closed && conn.status === 'ready') this.idle.push(conn);
     else this.drop(conn);
   }

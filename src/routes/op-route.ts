@@ -42,7 +42,7 @@ export function opRoute(
 }
 
 /** Aborted when the client goes away before its answer was sent (only operations that may wait ask for it). */
-function abandoned(res: Response): AbortSignal {
+export function abandoned(res: Response): AbortSignal {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();

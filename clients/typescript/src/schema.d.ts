@@ -1509,6 +1509,246 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/store/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List queues
+         * @description The names of the queues starting with `prefix`, sorted (at most `limit`): a `SCAN` of every master, bounded (at most 50 calls of `COUNT 1000` per master): `complete: false` when a walk stopped before its end on a large keyspace (narrow it with `prefix`). A credential with a key prefix sees only the queues whose names start with it.
+         */
+        get: operations["listQueues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A queue's settings and counts
+         * @description The settings and the counts: `ready` (deliverable now), `in_flight` (delivered, lease running or run out but not yet delivered again), `delayed` (waiting for their delay or a retry), `waiting` (group messages behind their group's message in flight), `dead` (dead letters), `oldest_ready_age` (seconds since the oldest ready message was sent; null when none is ready). The same counts are Prometheus gauges (`svc_queue_messages{queue,state}`).
+         */
+        get: operations["getQueue"];
+        /**
+         * Create a queue, or change its settings
+         * @description Creates the queue (`201`) with the settings given and the defaults for the others, or changes the settings given of an existing one (`200`); settings not given keep their value. A change applies to deliveries and retries from then on. Needs `write`; the queue's name must start with the credential's key prefix.
+         */
+        put: operations["putQueue"];
+        post?: never;
+        /**
+         * Delete a queue and all its messages
+         * @description Idempotent: `deleted: false` when there was no such queue. Receipts of its messages become `unknown`.
+         */
+        delete: operations["deleteQueue"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Look at messages without changing them
+         * @description Up to `limit` messages in one `state`, oldest first: `ready` (in delivery order), `delayed` (soonest first), `in_flight` (lease ending soonest first) or `dead` (with their `last_error` and `dead_at`). Nothing changes: no delivery, no lease.
+         */
+        get: operations["peekMessages"];
+        put?: never;
+        /**
+         * Send one message, or a batch
+         * @description One message (the body is the message) or `{messages: [...]}` (1 to 1000), all sent or none (one script call: a batch whose delay goes past `max_delay` sends nothing, `400` with `details.index`). A message with `delay` (seconds) or `not_before` (a time) is delivered from then on, at most the queue's `max_delay` ahead. A message with a `group` is delivered after the group's earlier messages are acked or dead-lettered: one in flight per group, in send order. A `dedup_id` seen within the queue's `dedup_window` is not sent again: the answer names the first message's `id` with `duplicate: true`. The `Idempotency-Key` header makes a retry answer the first outcome. A `503` means the outcome is unknown (send again with the same `dedup_id` or `Idempotency-Key`).
+         */
+        post: operations["sendMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}/receive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive messages, with a lease (long poll)
+         * @description Delivers up to `max_messages` messages, each leased for `visibility_timeout` seconds (the queue's by default): not delivered to anyone else until its lease ends. Each delivery has its own `receipt`: ack it, nack it or extend its lease with it. A message not acked within its lease is delivered again (`delivery_count` + 1), which makes the earlier receipt `stale`; past the queue's `max_deliveries` it becomes a dead letter instead. With `wait` (seconds, at most `SVC_QUEUE_MAX_WAIT`), a receive that finds nothing waits for a message (long poll) and answers as soon as one can be delivered, or an empty list when `wait` runs out. A waiting receive costs Redis nothing while the queue stays idle (one blocking read per queue and process, shared by the waiting requests) and counts against `SVC_LIST_MAX_WAITERS_PER_CLIENT` (`429` beyond). Needs `write`: it changes the queue. Delivery is at least once (docs/queues.md). It takes no `Idempotency-Key` (`400 invalid_request`): retry it as it is; the deliveries a lost answer held come back after their lease.
+         */
+        post: operations["receiveMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge deliveries
+         * @description Removes each message whose receipt names its current delivery (`acked`); `stale` when the message was delivered again since, already acked or is dead; `unknown` when there is no such message (also a receipt that is not one). A receipt whose lease ran out still acks while the message was not delivered again. All in one step.
+         */
+        post: operations["ackMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}/nack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give deliveries back, to retry later
+         * @description Each message whose receipt holds is delivered again after `delay` seconds (without `delay`: the queue's `backoff` for its delivery count) with `error` kept as its `last_error` (`retrying`, with `retry_at`); a message that has had `max_deliveries` deliveries becomes a dead letter instead (`dead`), with its last error, in the same step. A group's message keeps its place: the group waits for it.
+         */
+        post: operations["nackMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}/extend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend leases
+         * @description Each lease whose receipt holds now ends `visibility_timeout` seconds from now (`extended`, with `lease_expires_at`).
+         */
+        post: operations["extendLeases"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send dead letters back into the queue
+         * @description The dead letters named by `ids` (else the oldest `limit` ones) become ready again with their delivery count reset (a group's message joins the end of its group). Ids that are not dead letters are skipped.
+         */
+        post: operations["redriveMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/queues/{queue}/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove messages, keep the queue
+         * @description `what: all` (the default) removes every message (ready, delayed, in flight, waiting, dead: their receipts become `unknown`); `what: dead` only the dead letters.
+         */
+        post: operations["purgeQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/admin/ping": {
         parameters: {
             query?: never;
@@ -2533,6 +2773,232 @@ export interface components {
             /** @description The `since` of the next request. A stream id, or on Redis Cluster an opaque cursor (URL-safe, to pass back as is). */
             next: string;
         };
+        /** @description Seconds (fractions allowed, milliseconds kept), at most 365 days. */
+        Seconds: number;
+        /** @description A lease in seconds (fractions allowed), more than 0, at most 12 hours. */
+        Lease: number;
+        /** @description The delay before a nacked message is delivered again, by its delivery count n: `fixed` (`delay`), `exponential` (`base` × 2^(n-1), at most `cap`; with `jitter` a random fraction of it), or `schedule` (`delays[n-1]`, the last one repeated). */
+        Backoff: {
+            /** @constant */
+            type: "fixed";
+            delay: components["schemas"]["Seconds"];
+        } | {
+            /** @constant */
+            type: "exponential";
+            base: components["schemas"]["Seconds"];
+            cap: components["schemas"]["Seconds"];
+            /** @default true */
+            jitter?: boolean;
+        } | {
+            /** @constant */
+            type: "schedule";
+            delays: components["schemas"]["Seconds"][];
+        };
+        /** @description A queue's settings; each optional. */
+        QueueSettingsInput: {
+            /** @description A delivery's lease in seconds; default 30. */
+            visibility_timeout?: components["schemas"]["Lease"];
+            /** @description Deliveries before a message becomes a dead letter; default 5. */
+            max_deliveries?: number;
+            backoff?: components["schemas"]["Backoff"];
+            /** @description A message older than this (since sent) is dropped when it would be delivered; 0: kept for ever. Default 14 days. */
+            retention?: components["schemas"]["Seconds"];
+            /** @description The longest `delay` a send may ask; default 30 days. */
+            max_delay?: components["schemas"]["Seconds"];
+            /** @description How long a `dedup_id` is remembered; default 300. */
+            dedup_window?: components["schemas"]["Seconds"];
+        };
+        QueueSettings: {
+            visibility_timeout: number;
+            max_deliveries: number;
+            backoff: components["schemas"]["Backoff"];
+            retention: number;
+            max_delay: number;
+            dedup_window: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        QueueConfigured: {
+            queue: string;
+            created: boolean;
+            settings: components["schemas"]["QueueSettings"];
+        };
+        QueueStats: {
+            ready: number;
+            in_flight: number;
+            delayed: number;
+            waiting: number;
+            dead: number;
+            oldest_ready_age: number | null;
+        };
+        QueueInfo: {
+            queue: string;
+            settings: components["schemas"]["QueueSettings"];
+            stats: components["schemas"]["QueueStats"];
+        };
+        QueueList: {
+            queues: string[];
+            complete: boolean;
+        };
+        QueueDeleted: {
+            queue: string;
+            deleted: boolean;
+        };
+        /** @description One message to send. */
+        MessageInput: {
+            /** @description The body: text, or base64 with `encoding: base64`; at most `SVC_MAX_VALUE_BYTES` (decoded). */
+            body: string;
+            /**
+             * @default text
+             * @enum {string}
+             */
+            encoding?: "text" | "base64";
+            /** @description String attributes delivered with the message. */
+            attributes?: {
+                [key: string]: string;
+            };
+            /** @description Deliver after this many seconds (at most the queue's `max_delay`). */
+            delay?: components["schemas"]["Seconds"];
+            /** @description Deliver from this time on (instead of `delay`). */
+            not_before?: string;
+            /** @description Messages of one group are delivered in send order, one in flight at a time. */
+            group?: string;
+            /** @description A message with a `dedup_id` already seen within the queue's `dedup_window` is not sent again. */
+            dedup_id?: string;
+        };
+        SendRequest: components["schemas"]["MessageInput"] | {
+            messages: components["schemas"]["MessageInput"][];
+        };
+        Sent: {
+            /** @description The message's id in its queue. */
+            id: string;
+            /** @description `dedup_id` was seen within the window: nothing was sent; `id` is the first message's. */
+            duplicate: boolean;
+        };
+        SendResponse: components["schemas"]["Sent"] | {
+            messages: components["schemas"]["Sent"][];
+        };
+        Message: {
+            id: string;
+            /** @description Names this delivery (in a receive's answer only): ack, nack or extend with it. */
+            receipt?: string;
+            body: string;
+            /** @enum {string} */
+            encoding: "text" | "base64";
+            attributes: {
+                [key: string]: string;
+            };
+            group: string | null;
+            /** Format: date-time */
+            sent_at: string;
+            /** @description Deliveries so far, this one included. */
+            delivery_count: number;
+            /** Format: date-time */
+            first_delivered_at: string | null;
+            /** Format: date-time */
+            lease_expires_at: string | null;
+            /** @description The `error` of the last nack, or why it died. */
+            last_error?: string;
+            /** Format: date-time */
+            dead_at?: string;
+        };
+        MessageList: {
+            messages: components["schemas"]["Message"][];
+        };
+        ReceiveRequest: {
+            /** @default 1 */
+            max_messages?: number;
+            /**
+             * @description Long poll: seconds to wait for a message, at most `SVC_QUEUE_MAX_WAIT` (default 20).
+             * @default 0
+             */
+            wait?: number;
+            /** @description This delivery's lease, instead of the queue's. */
+            visibility_timeout?: components["schemas"]["Lease"];
+        };
+        /**
+         * @example {
+         *       "messages": [
+         *         {
+         *           "id": "17",
+         *           "receipt": "MTcuMQ",
+         *           "body": "{\"order\":42}",
+         *           "encoding": "text",
+         *           "attributes": {
+         *             "kind": "order"
+         *           },
+         *           "group": null,
+         *           "sent_at": "2025-01-15T10:30:00.000Z",
+         *           "delivery_count": 1,
+         *           "first_delivered_at": "2025-01-15T10:30:01.000Z",
+         *           "lease_expires_at": "2025-01-15T10:30:31.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        ReceiveResponse: {
+            messages: components["schemas"]["Message"][];
+        };
+        Receipts: string[];
+        ReceiptsRequest: {
+            receipts: components["schemas"]["Receipts"];
+        };
+        NackRequest: {
+            receipts: components["schemas"]["Receipts"];
+            /** @description Deliver again after this many seconds; without it, the queue's backoff. */
+            delay?: components["schemas"]["Seconds"];
+            /** @description Kept as the message's `last_error`. */
+            error?: string;
+        };
+        ExtendRequest: {
+            receipts: components["schemas"]["Receipts"];
+            /** @description The lease now ends this many seconds from now. */
+            visibility_timeout: components["schemas"]["Lease"];
+        };
+        /**
+         * @example {
+         *       "results": [
+         *         {
+         *           "receipt": "MTcuMQ",
+         *           "status": "acked"
+         *         },
+         *         {
+         *           "receipt": "MTguMg",
+         *           "status": "stale"
+         *         }
+         *       ]
+         *     }
+         */
+        SettleResponse: {
+            results: {
+                receipt: string;
+                /** @enum {string} */
+                status: "acked" | "retrying" | "dead" | "extended" | "stale" | "unknown";
+                /** Format: date-time */
+                retry_at?: string;
+                /** Format: date-time */
+                lease_expires_at?: string;
+            }[];
+        };
+        RedriveRequest: {
+            ids?: string[];
+            /** @default 1000 */
+            limit?: number;
+        };
+        RedriveResponse: {
+            redriven: number;
+            ids: string[];
+        };
+        PurgeRequest: {
+            /**
+             * @default all
+             * @enum {string}
+             */
+            what?: "all" | "dead";
+        };
+        PurgeResponse: {
+            purged: number;
+        };
         /** @description Liveness answer. Does not touch Redis (use `health` for that). */
         PingResponse: {
             /** @constant */
@@ -2618,7 +3084,7 @@ export interface components {
              * @description When this build was made (ISO 8601, UTC): the modification time of the compiled service code (`dist/` written by `npm run build`).
              */
             build_date: string;
-            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `idempotency_ttl_seconds`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `upstash_enabled`, `upstash_script_permission`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
+            /** @description The running configuration, secrets redacted (API keys, JWT secrets and passwords never appear). Further settings are listed besides these: `database_type`, `max_connections_per_ip`, `ipv6_prefix_length`, `headers_timeout_ms`, `request_timeout_ms`, `keep_alive_timeout_ms`, `rate_limit_enabled`, `admin_rate_limit_requests`, `admin_rate_limit_window`, `admin_enabled`, `admin_host`, `admin_port`, `key_prefix`, `max_value_bytes`, `max_body_bytes`, `batch_max_operations`, `max_reply_elements`, `max_reply_bytes`, `list_max_wait`, `list_max_waiters`, `list_max_waiters_per_client`, `queue_max_wait`, `idempotency_ttl_seconds`, `protected_mode`, `cors_origins`, `metrics_enabled`, `console_enabled`, `log_level`, `log_format`, `error_details`, `upstash_enabled`, `upstash_script_permission`, `changes_enabled`, `changes_maxlen`, `changes_max_subscribers`, `changes_max_subscribers_per_client`, `changes_buffer`, `changes_expired`, `changes_heartbeat_ms`. */
             config: {
                 /** @description Data port (`SVC_PORT`). */
                 port: number;
@@ -4206,6 +4672,13 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `not_found`: no such queue (create it with `PUT /store/queues/{queue}`). */
+        QueueNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The credentials are valid but lack the `admin` permission; or protected mode refuses a non-loopback client (or `Host`) because no credentials are configured; or the request's `Origin` is not allowed, or a browser sent `Sec-Fetch-Site` `cross-site` or `same-site` without one (see Browsers). */
         ForbiddenAdmin: {
             headers: {
@@ -4448,6 +4921,15 @@ export interface components {
          * @example 1763830000123-0
          */
         LastEventId: string;
+        /**
+         * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+         * @example orders
+         */
+        QueueName: string;
+        /** @description Which messages; default `ready`. */
+        QueueState: "ready" | "delayed" | "in_flight" | "dead";
+        /** @description At most this many, 1 to 1000; default 10. */
+        QueuePeekLimit: number;
         /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
         UpstashEncoding: "base64";
     };
@@ -9060,6 +9542,670 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["FeedOff"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listQueues: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
+                 * @example user:
+                 */
+                prefix?: components["parameters"]["KeyPrefix"];
+                /**
+                 * @description The most keys a page holds: a whole number from 1 to 1000; default 100.
+                 * @example 100
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queue names. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queues": [
+                     *         "emails",
+                     *         "orders"
+                     *       ],
+                     *       "complete": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QueueList"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queue. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueInfo"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["QueueNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putQueue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["QueueSettingsInput"];
+            };
+        };
+        responses: {
+            /** @description The settings were changed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueConfigured"];
+                };
+            };
+            /** @description The queue was created. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queue": "orders",
+                     *       "created": true,
+                     *       "settings": {
+                     *         "visibility_timeout": 30,
+                     *         "max_deliveries": 5,
+                     *         "backoff": {
+                     *           "type": "exponential",
+                     *           "base": 1,
+                     *           "cap": 300,
+                     *           "jitter": true
+                     *         },
+                     *         "retention": 1209600,
+                     *         "max_delay": 2592000,
+                     *         "dedup_window": 300,
+                     *         "created_at": "2025-01-15T10:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QueueConfigured"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteQueue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, or nothing to delete. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queue": "orders",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QueueDeleted"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    peekMessages: {
+        parameters: {
+            query?: {
+                /** @description Which messages; default `ready`. */
+                state?: components["parameters"]["QueueState"];
+                /** @description At most this many, 1 to 1000; default 10. */
+                limit?: components["parameters"]["QueuePeekLimit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageList"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["QueueNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendRequest"];
+            };
+        };
+        responses: {
+            /** @description Sent (or recognised as a duplicate). One message answers `{id, duplicate}`; a batch `{messages}`, in request order. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "17",
+                     *       "duplicate": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SendResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["QueueNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReceiveRequest"];
+            };
+        };
+        responses: {
+            /** @description The deliveries (empty when none came). */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiveResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["QueueNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ackMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceiptsRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per receipt, in order. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettleResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["QueueNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    nackMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NackRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per receipt, in order. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettleResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["QueueNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    extendLeases: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtendRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per receipt, in order. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettleResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["QueueNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redriveMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RedriveRequest"];
+            };
+        };
+        responses: {
+            /** @description What was redriven. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "redriven": 2,
+                     *       "ids": [
+                     *         "4",
+                     *         "9"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RedriveResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["QueueNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    purgeQueue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe (draft-ietf-httpapi-idempotency-key-header; docs/binary-and-retries.md): 1 to 255 visible ASCII characters, e.g. a UUID, optionally in double quotes. The first request's outcome (status, body, ETag) is recorded in Redis by the same script call that writes, for `SVC_IDEMPOTENCY_TTL_SECONDS` (default 24 h), per credential (per client address without one). A retry with the same key and the same request (method, path and query, If-Match / If-None-Match, body) is answered the recorded outcome with `Idempotent-Replayed: true` and applies nothing (no change event either); the same key with another request is `422 idempotency_key_mismatch`; while the first is still being processed, `409 idempotency_key_in_use` with `Retry-After`. On a Redis Cluster the record is kept in the slot of the written key (per slot for a batch over several slots).
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The queue's name: 1 to 200 of `[A-Za-z0-9_.:-]`, not `.` or `..` (which URLs resolve away).
+                 * @example orders
+                 */
+                queue: components["parameters"]["QueueName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PurgeRequest"];
+            };
+        };
+        responses: {
+            /** @description How many messages were removed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "purged": 12
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PurgeResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["QueueNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["CommandRefused"];
