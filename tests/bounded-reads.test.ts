@@ -1,4 +1,5 @@
 // Bounded reads: hash and set pages (cursor/limit), whole reads refused above 1,000 elements, the reply budget.
+import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { type TestApp, testApp } from './support/app';
 
@@ -174,6 +175,36 @@ describe('the reply budget (SVC_MAX_REPLY_ELEMENTS, SVC_MAX_REPLY_BYTES) is chec
     expect(res.body.error).toBe('reply_too_large');
     expect(res.body.message).toContain('SVC_MAX_REPLY_BYTES');
     expect(await small.raw.exists(raw(small, 'written'))).toBe(0);
+  });
+
+  test('when GET reads a string above the budget (its value read without a script), then 413 naming its size', async () => {
+    await small.raw.set(raw(small, 'big-string'), 'y'.repeat(100_001));
+    const res = await request(small.data).get('/store/string/big-string');
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe('reply_too_large');
+    expect(res.body.details).toEqual({ elements: 1, bytes: 100_001 });
+    await small.raw.set(raw(small, 'at-budget'), 'y'.repeat(100_000));
+    const at = await request(small.data).get('/store/string/at-budget');
+    expect(at.status).toBe(200);
+    expect(at.body.value).toHaveLength(100_000);
+    expect(at.headers.etag).toBe(`"${createHash('sha1').update('y'.repeat(100_000)).digest('hex')}"`);
+  });
+
+  test("when GET reads an empty string, a missing key or another type without a script, then the answers are typed_read's", async () => {
+    await small.raw.set(raw(small, 'empty'), '');
+    await small.raw.set(raw(small, 'expiring'), 'v', 'EX', 100);
+    await small.raw.sadd(raw(small, 'a-set'), 'm');
+    const empty = await request(small.data).get('/store/string/empty');
+    expect([empty.status, empty.body]).toEqual([200, { value: '', ttl: -1 }]);
+    expect(empty.headers.etag).toBe(`"${createHash('sha1').update('').digest('hex')}"`);
+    expect((await request(small.data).get('/store/string/expiring')).body).toEqual({ value: 'v', ttl: 100 });
+    expect((await request(small.data).get('/store/string/nowhere')).status).toBe(404);
+    const wrong = await request(small.data).get('/store/string/a-set');
+    expect([wrong.status, wrong.body.error, wrong.body.details]).toEqual([
+      409,
+      'wrong_type',
+      { key: 'a-set', type: 'set' },
+    ]);
   });
 
   test('when a batch reads it 5 times (50 kB), then every item answers', async () => {

@@ -7,6 +7,7 @@ import { refusedWhole } from '../ops/etag';
 import type { Blocking, Command, Op, Outcome } from '../ops/op';
 import type { RedisClient, Reply } from '../redis/client';
 import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
+import { plainRead } from './plain-reads';
 import { replyError, tooLarge } from './replies';
 import {
   argv,
@@ -83,7 +84,8 @@ export async function runOp(
     const rest = () => args().slice(keys.length);
     const reply = once
       ? await sendIdempotent(store, slot, methodOf(command), keys, rest, once, op.whenEmpty !== undefined)
-      : await sendScript(store, slot, methodOf(command), args, op.writes);
+      : (!op.writes && (await plainRead(store, command))) ||
+        (await sendScript(store, slot, methodOf(command), args, op.writes));
     if (isRecorded(reply)) {
       if ('error' in reply) throw reply.error;
       return reply.outcome;

@@ -167,7 +167,22 @@ function baseOptions(config: Config): RedisOptions {
   };
 }
 
+/** What one request may read (SVC_MAX_REPLY_ELEMENTS / _BYTES), by the client it reads with: reads without a script. */
+const budgets = new WeakMap<object, { readonly elements: number; readonly bytes: number }>();
+
+/** The reply budget of requests on `redis` (the settings' defaults for a client made elsewhere). */
+export function replyBudget(redis: object): { readonly elements: number; readonly bytes: number } {
+  return budgets.get(redis) ?? { elements: 100_000, bytes: 16_777_216 };
+}
+
 export function createRedis(config: Config): RedisClient {
+  const redis = createClient(config);
+  const { maxReplyElements: elements, maxReplyBytes: bytes } = config.limits;
+  budgets.set(redis, { elements, bytes });
+  return redis;
+}
+
+function createClient(config: Config): RedisClient {
   const options = baseOptions(config);
   const { clusterNodes, sentinels, sentinelName, url } = config.redis;
   if (clusterNodes) {

@@ -39,7 +39,7 @@ export interface paths {
         };
         /**
          * Read a string
-         * @description Answers the value and its remaining TTL (`-1` when the key has no expiry).
+         * @description Answers the value and its remaining TTL (`-1` when the key has no expiry). A value above `SVC_MAX_REPLY_BYTES` (written by another client) is `413 reply_too_large`, refused before it is read.
          */
         get: operations["getString"];
         /**
@@ -4552,6 +4552,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];

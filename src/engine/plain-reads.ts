@@ -1,0 +1,100 @@
+// Reads that need no script (issue 36): a string's value and TTL from Redis's own commands, sent together in the
+// connection's shared write, the ETag digested here. Same replies as typed_read / typed_etag in typed.lua.
+import { createHash } from 'node:crypto';
+import { ReplyError } from 'ioredis';
+import type { Command } from '../ops/op';
+import { type Reply, replyBudget } from '../redis/client';
+import type { Store } from '../redis/store';
+import { failed, ok, withDeadline } from './send';
+
+type Invoke = (...args: unknown[]) => Promise<unknown>;
+
+/** One plain command on the data connection, its reply as a pipeline answers it. */
+function plain(store: Store, name: string, ...args: unknown[]): Promise<Reply> {
+  const fn = (store.redis as unknown as Record<string, Invoke>)[name] as Invoke;
+  return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
+}
+
+/** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes, in hex. */
+export const stringEtag = (value: string | Buffer): string =>
+  createHash('sha1')
+    .update(typeof value === 'string' ? Buffer.from(value, 'utf8') : value)
+    .digest('hex');
+
+/** typed_read's refusal of a string above the reply budget, with its size (asked only then). */
+async function tooLargeString(store: Store, key: string): Promise<Reply> {
+  const [err, size] = await plain(store, 'strlen', key);
+  if (err) return [err, null];
+  return [new ReplyError(`REPLY_TOO_LARGE 1 ${size}`), null];
+}
+
+/** Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then). */
+async function wrongType(store: Store, key: string, err: Error): Promise<Reply> {
+  if (!err.message.startsWith('WRONGTYPE')) return [err, null];
+  const [typeErr, actual] = await plain(store, 'type', key);
+  if (typeErr) return [typeErr, null];
+  return [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
+}
+
+/** A string's value (null: no key), at most `budget` bytes of it (GETRANGE reads no more), or an error reply. */
+export type BoundedString =
+  | { readonly value: string | Buffer | null; readonly other: unknown }
+  | { readonly reply: Reply }
+  | undefined;
+
+/**
+ * `GETRANGE key 0 bytes` and `other` (TTL, EXISTS) in one write: Redis copies at most bytes + 1, so a larger
+ * value is refused (REPLY_TOO_LARGE 1 <its size>) without being read whole; Redis's own errors (WRONGTYPE) as they are. A missing key reads as '' too: `missing(other)`
+ * tells a missing key apart; an empty string, or a key written between the two commands, is undefined (the
+ * caller asks its script, which sees both at once).
+ */
+export async function boundedString(
+  store: Store,
+  key: string,
+  bytes: number,
+  buffers: boolean,
+  other: 'ttl' | 'exists',
+  missing: (other: unknown) => boolean,
+): Promise<BoundedString> {
+  const [read, second] = await Promise.all([
+    plain(store, buffers ? 'getrangeBuffer' : 'getrange', key, 0, bytes),
+    plain(store, other, key),
+  ]);
+  if (read[0]) return { reply: read };
+  if (second[0]) return { reply: [second[0], null] };
+  const value = read[1] as string | Buffer;
+  if (value.length > bytes) return { reply: await tooLargeString(store, key) };
+  const gone = missing(second[1]);
+  if (value.length === 0) return gone ? { value: null, other: second[1] } : undefined;
+  return gone ? undefined : { value, other: second[1] };
+}
+
+/** What a command asks when it is a whole string's read that needs no script: with its ETag ('1', '2') or not. */
+function stringRead(command: Command): 'etag' | 'read' | undefined {
+  const { name, args } = command;
+  if (name === 'typedRead')
+    return args.length === 2 && args[0] === 'string' && args[1] === 'GET' ? 'read' : undefined;
+  if (name !== 'typedEtag' || args.length !== 3 || args[1] !== 'string' || args[2] !== 'GET')
+    return undefined;
+  const head = args[0];
+  // No precondition: a check and the read must see the key at one moment (the script does that).
+  return head === 'r0' ? 'read' : head === 'r1' || head === 'r2' ? 'etag' : undefined;
+}
+
+/**
+ * The reply `command`'s script would give, without a script, or undefined when it needs one (another read, a
+ * precondition, an empty string). GET /store/string/{key}: GETRANGE and TTL together, the ETag its value's SHA-1.
+ */
+export async function plainRead(store: Store, command: Command): Promise<Reply | undefined> {
+  const kind = stringRead(command);
+  if (!kind) return undefined;
+  const key = store.keyspace.user(command.keys[0] as string);
+  const { bytes } = replyBudget(store.redis);
+  const read = await boundedString(store, key, bytes, command.buffers === true, 'ttl', (ttl) => ttl === -2);
+  if (!read) return undefined;
+  if ('reply' in read) return read.reply[0] ? wrongType(store, key, read.reply[0]) : read.reply;
+  const { value } = read;
+  const reply = value === null ? null : [value, read.other];
+  if (command.name === 'typedRead') return [null, reply];
+  return [null, [reply, value !== null && kind === 'etag' ? stringEtag(value) : null]];
+}
