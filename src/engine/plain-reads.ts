@@ -36,37 +36,39 @@ async function wrongType(store: Store, key: string, err: Error): Promise<Reply> 
   return [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
 }
 
-/** A string's value (null: no key), at most `budget` bytes of it (GETRANGE reads no more), or an error reply. */
+/** A string's value (null: no key) and its TTL when asked, or an error reply; undefined: ask its script. */
 export type BoundedString =
-  | { readonly value: string | Buffer | null; readonly other: unknown }
+  | { readonly value: string | Buffer | null; readonly ttl?: number }
   | { readonly reply: Reply }
   | undefined;
 
 /**
- * `GETRANGE key 0 bytes` and `other` (TTL, EXISTS) in one write: Redis copies at most bytes + 1, so a larger
- * value is refused (REPLY_TOO_LARGE 1 <its size>) without being read whole; Redis's own errors (WRONGTYPE) as they are. A missing key reads as '' too: `missing(other)`
- * tells a missing key apart; an empty string, or a key written between the two commands, is undefined (the
- * caller asks its script, which sees both at once).
+ * `GETRANGE key 0 bytes` (with `TTL key` in the same write when `withTtl`): Redis copies at most bytes + 1, so a
+ * larger value is refused (REPLY_TOO_LARGE 1 <its size>) without being read whole; Redis's own errors (WRONGTYPE)
+ * as they are. A missing key reads as '' too: the TTL (-2), or else an EXISTS asked then, tells it apart. An empty
+ * string, or a key deleted or written between the two commands, is undefined: the caller asks its script, which
+ * sees both at once.
  */
 export async function boundedString(
   store: Store,
   key: string,
   bytes: number,
   buffers: boolean,
-  other: 'ttl' | 'exists',
-  missing: (other: unknown) => boolean,
+  withTtl: boolean,
 ): Promise<BoundedString> {
-  const [read, second] = await Promise.all([
+  const [read, ttl] = await Promise.all([
     plain(store, buffers ? 'getrangeBuffer' : 'getrange', key, 0, bytes),
-    plain(store, other, key),
+    withTtl ? plain(store, 'ttl', key) : undefined,
   ]);
   if (read[0]) return { reply: read };
-  if (second[0]) return { reply: [second[0], null] };
+  if (ttl?.[0]) return { reply: ttl };
   const value = read[1] as string | Buffer;
   if (value.length > bytes) return { reply: await tooLargeString(store, key) };
-  const gone = missing(second[1]);
-  if (value.length === 0) return gone ? { value: null, other: second[1] } : undefined;
-  return gone ? undefined : { value, other: second[1] };
+  const seconds = ttl?.[1] as number | undefined;
+  if (value.length > 0) return seconds === -2 ? undefined : { value, ttl: seconds };
+  const exists = ttl ? [null, seconds === -2 ? 0 : 1] : await plain(store, 'exists', key);
+  if (exists[0]) return { reply: exists as Reply };
+  return exists[1] === 0 ? { value: null } : undefined;
 }
 
 /** What a command asks when it is a whole string's read that needs no script: with its ETag ('1', '2') or not. */
@@ -90,11 +92,11 @@ export async function plainRead(store: Store, command: Command): Promise<Reply |
   if (!kind) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
   const { bytes } = replyBudget(store.redis);
-  const read = await boundedString(store, key, bytes, command.buffers === true, 'ttl', (ttl) => ttl === -2);
+  const read = await boundedString(store, key, bytes, command.buffers === true, true);
   if (!read) return undefined;
   if ('reply' in read) return read.reply[0] ? wrongType(store, key, read.reply[0]) : read.reply;
   const { value } = read;
-  const reply = value === null ? null : [value, read.other];
+  const reply = value === null ? null : [value, read.ttl];
   if (command.name === 'typedRead') return [null, reply];
   return [null, [reply, value !== null && kind === 'etag' ? stringEtag(value) : null]];
 }

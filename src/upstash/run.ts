@@ -100,18 +100,11 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
 }
 
 /**
- * GET without a script (issue 36): GETRANGE capped at the budget and EXISTS in one write (engine/plain-reads.ts);
- * undefined for an empty string, which the script tells from a missing key.
+ * GET without a script (issue 36): GETRANGE capped at the budget (engine/plain-reads.ts), EXISTS only after an empty
+ * reply; undefined for an empty string, which the script tells from a missing key.
  */
 async function plainGet({ store, budget }: Runner, planned: Planned): Promise<Reply | undefined> {
-  const read = await boundedString(
-    store,
-    planned.keys[0] as string,
-    budget.bytes,
-    false,
-    'exists',
-    (n) => n === 0,
-  );
+  const read = await boundedString(store, planned.keys[0] as string, budget.bytes, false, false);
   if (!read) return undefined;
   return 'reply' in read ? read.reply : [null, read.value];
 }
