@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Config } from '../config';
 import { LUA_CHANGED } from './change-event';
+import { type FunctionSource, useFunctions } from './functions';
 import { createKeyspace } from './keys';
 
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
@@ -129,6 +130,46 @@ function scripts(config: Config) {
   };
 }
 
+/** The scripts that run as Redis Functions where the server offers them (functions.ts), and their Lua around them. */
+function functionSource(config: Config): FunctionSource {
+  const { enabled, maxlen } = config.changes;
+  const cluster = enabled && redisMode(config) === 'cluster';
+  const feed = cluster ? 'local FEED = false' : feedHeader(config);
+  const reset = 'spent_elements, spent_bytes = 0, 0';
+  // On a Cluster each call names its master's stream last (see feedHeader): taken off ARGV per call.
+  const strip = Buffer.byteLength(createKeyspace(config.keyPrefix).prefix);
+  const clusterFeed = [
+    `FEED = {key = table.remove(ARGV), maxlen = ${maxlen}, strip = ${strip}}`,
+    `local feed_here = redis.pcall('EXISTS', FEED.key)`,
+    `if type(feed_here) == 'table' and feed_here.err then return redis.error_reply('FEED_ELSEWHERE ' .. FEED.key) end`,
+  ].join('\n');
+  const body = (file: string, writes = true) => ({ lua: source(file), writes });
+  return {
+    prelude: `${feed}\n${budgetHeader(config)}\n${TYPED}`,
+    readCall: reset,
+    writeCall: cluster ? `${reset}\n${clusterFeed}` : reset,
+    bodies: {
+      typedRead: body('typed-read-1.lua', false),
+      typedEtagRead: body('typed-etag-1.lua', false),
+      typedWrite: body('typed-write-1.lua'),
+      typedIncr: body('typed-incr-1.lua'),
+      typedEtag: body('typed-etag-1.lua'),
+      typedBatch: body('typed-batch-n.lua'),
+      keyDelete: body('key-delete-1.lua'),
+    },
+  };
+}
+
+/** How many keys each function's call names first, as its script's ioredis method takes them. */
+const FUNCTION_KEYS = new Map<string, number | 'first'>([
+  ['typedRead', 1],
+  ['typedEtag', 1],
+  ['typedWrite', 1],
+  ['typedIncr', 1],
+  ['typedBatch', 'first'],
+  ['keyDelete', 1],
+]);
+
 export function redisMode(config: Config): RedisMode {
   if (config.redis.clusterNodes) return 'cluster';
   return config.redis.sentinels ? 'sentinel' : 'standalone';
@@ -179,6 +220,7 @@ export function createRedis(config: Config): RedisClient {
   const redis = createClient(config);
   const { maxReplyElements: elements, maxReplyBytes: bytes } = config.limits;
   budgets.set(redis, { elements, bytes });
+  useFunctions(redis, functionSource(config), FUNCTION_KEYS);
   return redis;
 }
 
@@ -192,7 +234,8 @@ function createClient(config: Config): RedisClient {
       scripts: options.scripts,
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
-      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded'],
+      // FCALL's first argument is the function's name.
+      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded', 'fcall'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
