@@ -28,8 +28,8 @@ async function tooLargeString(store: Store, key: string): Promise<Reply> {
   return [new ReplyError(`REPLY_TOO_LARGE 1 ${size}`), null];
 }
 
-/** Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then). */
-async function wrongType(store: Store, key: string, err: Error): Promise<Reply> {
+/** Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then); other errors as they are. */
+export async function wrongType(store: Store, key: string, err: Error): Promise<Reply> {
   if (!err.message.startsWith('WRONGTYPE')) return [err, null];
   const [typeErr, actual] = await plain(store, 'type', key);
   if (typeErr) return [typeErr, null];

@@ -8,6 +8,7 @@ import type { Blocking, Command, Op, Outcome } from '../ops/op';
 import type { RedisClient, Reply } from '../redis/client';
 import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
 import { plainRead } from './plain-reads';
+import { plainWrite } from './plain-writes';
 import { replyError, tooLarge } from './replies';
 import {
   argv,
@@ -84,8 +85,8 @@ export async function runOp(
     const rest = () => args().slice(keys.length);
     const reply = once
       ? await sendIdempotent(store, slot, methodOf(command), keys, rest, once, op.whenEmpty !== undefined)
-      : (!op.writes && (await plainRead(store, command))) ||
-        (await sendScript(store, slot, methodOf(command), args, op.writes));
+      : ((op.writes ? await plainWrite(store, slot, command) : await plainRead(store, command)) ??
+        (await sendScript(store, slot, methodOf(command), args, op.writes)));
     if (isRecorded(reply)) {
       if ('error' in reply) throw reply.error;
       return reply.outcome;

@@ -208,18 +208,26 @@ function baseOptions(config: Config): RedisOptions {
   };
 }
 
-/** What one request may read (SVC_MAX_REPLY_ELEMENTS / _BYTES), by the client it reads with: reads without a script. */
-const budgets = new WeakMap<object, { readonly elements: number; readonly bytes: number }>();
-
-/** The reply budget of requests on `redis` (the settings' defaults for a client made elsewhere). */
-export function replyBudget(redis: object): { readonly elements: number; readonly bytes: number } {
-  return budgets.get(redis) ?? { elements: 100_000, bytes: 16_777_216 };
+/** What the engine's plain commands (no script) must know of a client's settings: reply budget, change feed. */
+interface ClientSettings {
+  readonly budget: { readonly elements: number; readonly bytes: number };
+  /** The change feed is on: every write appends its event in the same atomic call (a script). */
+  readonly feed: boolean;
 }
+const settings = new WeakMap<object, ClientSettings>();
+
+/** The reply budget of requests on `redis` (SVC_MAX_REPLY_ELEMENTS / _BYTES; their defaults for a client made elsewhere). */
+export function replyBudget(redis: object): { readonly elements: number; readonly bytes: number } {
+  return settings.get(redis)?.budget ?? { elements: 100_000, bytes: 16_777_216 };
+}
+
+/** Whether writes on `redis` append change events (then they run in scripts); true for a client made elsewhere. */
+export const feedOn = (redis: object): boolean => settings.get(redis)?.feed ?? true;
 
 export function createRedis(config: Config): RedisClient {
   const redis = createClient(config);
   const { maxReplyElements: elements, maxReplyBytes: bytes } = config.limits;
-  budgets.set(redis, { elements, bytes });
+  settings.set(redis, { budget: { elements, bytes }, feed: config.changes.enabled });
   useFunctions(redis, functionSource(config), FUNCTION_KEYS);
   return redis;
 }
