@@ -21,14 +21,16 @@ afterAll(async () => {
 });
 
 const bound = strings.bind({ maxValueBytes: 1 << 20 });
-const build = (method: string, key: string, body: Record<string, unknown> = {}) => {
+const build = (method: string, key: string, body: Record<string, unknown> = {}, headers = {}) => {
   const r = bound.routes.find((x) => x.method === method && x.path === '/store/string/{key}');
-  const input: RequestInput = { params: { key }, headers: {}, query: {}, body };
+  const input: RequestInput = { params: { key }, headers, query: {}, body };
   return (r as NonNullable<typeof r>).build(input);
 };
 
 async function storeFor(url: string, env: Record<string, string> = {}): Promise<Store> {
-  const redis = createRedis(loadConfig({ SVC_REDIS_URL: url, SVC_CHANGES_ENABLED: 'true', SVC_KEY_PREFIX: 'fn:', ...env }));
+  const redis = createRedis(
+    loadConfig({ SVC_REDIS_URL: url, SVC_CHANGES_ENABLED: 'true', SVC_KEY_PREFIX: 'fn:', ...env }),
+  );
   clients.push(redis);
   await redis.connect();
   return { redis, keyspace: createKeyspace('fn:'), deadlineMs: 5_000 };
@@ -93,4 +95,27 @@ test('when the server refuses FUNCTION (an ACL without it), then the scripts run
   expect(scriptMode(store.redis)).toBe('scripts');
   expect((await runOp(store, build('post', 'c', { value: 'v' }))).status).toBe(201);
   expect((await runOp(store, build('get', 'c'))).body).toEqual({ value: 'v', ttl: -1 });
+});
+
+test('when the change feed is off, then a string SET is one plain SET ... GET with the same answers', async () => {
+  const store = await storeFor(server.url, { SVC_CHANGES_ENABLED: 'false' });
+  await until(() => scriptMode(store.redis) === 'functions');
+  const [fcalls, sets] = [await calls(store, 'fcall'), await calls(store, 'set')];
+  const created = await runOp(store, build('post', 'd', { value: 'v', ttl: 100 }));
+  expect([created.status, created.etag]).toEqual([201, '"7a38d8cbd20d9932ba948efaa364bb62651d5ad4"']);
+  expect((await runOp(store, build('get', 'd'))).body).toEqual({ value: 'v', ttl: 100 });
+  expect((await runOp(store, build('post', 'd', { value: 'w' }))).status).toBe(200);
+  expect(await store.redis.ttl('fn:d')).toBe(-1);
+  await expect(
+    runOp(store, build('post', 'd', { value: 'x' }, { 'if-none-match': '*' })),
+  ).rejects.toMatchObject({
+    type: 'key_exists',
+  });
+  await store.redis.hset('fn:h', 'f', 'v');
+  await expect(runOp(store, build('post', 'h', { value: 'x' }))).rejects.toMatchObject({
+    type: 'wrong_type',
+    details: { key: 'h', type: 'hash' },
+  });
+  expect(await store.redis.get('fn:d')).toBe('w');
+  expect([await calls(store, 'fcall'), await calls(store, 'set')]).toEqual([fcalls, sets + 4]);
 });
