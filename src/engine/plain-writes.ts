@@ -8,7 +8,7 @@ import { feedOn, type Reply } from '../redis/client';
 import { scriptMode } from '../redis/functions';
 import type { Store } from '../redis/store';
 import { stringEtag, wrongType } from './plain-reads';
-import { sendScript } from './send';
+import { sendScript, streamOf } from './send';
 
 /** typed.lua's ETAG_MAX_BYTES: an unconditional write answers a string's ETag unasked up to this size. */
 const ETAG_MAX_BYTES = 16384;
@@ -68,4 +68,37 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   if (command.name === 'typedWrite') return [null, reply];
   const tag = set.answer === '0' || (set.answer === '3' && value.length > ETAG_MAX_BYTES);
   return [null, [reply, tag ? null : stringEtag(value)]];
+}
+
+/**
+ * The values of a batch that is only plain string sets (no condition, TTL or If-Match), or undefined: those run as
+ * one string-sets-n call, keys and values as its arguments (as the floor's batch sends them), not typed-batch-n's
+ * JSON of typed_write arguments.
+ */
+export function setValues(commands: readonly Command[]): (string | Buffer)[] | undefined {
+  const values: (string | Buffer)[] = [];
+  for (const c of commands) {
+    const set = c.name === 'typedWrite' ? stringSet(c) : undefined;
+    if (!set || set.absent || set.ttl !== '') return undefined;
+    values.push(c.bytes ? Buffer.from(set.value, 'latin1') : set.value);
+  }
+  return values;
+}
+
+/** Runs plain string sets (setValues) atomically: each one's reply as its typed_write's, or its error. */
+export async function runStringSets(
+  store: Store,
+  slot: number,
+  keys: readonly string[],
+  values: readonly (string | Buffer)[],
+): Promise<unknown[]> {
+  const args = () => {
+    const all: (string | number | Buffer)[] = [keys.length, ...keys, ...values];
+    // On a Cluster with the feed on, the stream of the master holding this slot's keys (see send.ts argv).
+    if (store.streams) all.push(streamOf(store.streams, keys[0] as string));
+    return all;
+  };
+  const [err, replies] = await sendScript(store, slot, 'stringSets', args, true);
+  if (err) throw err;
+  return (replies as unknown[]).map((r) => (r instanceof Error ? r : [r, 'OK', 0]));
 }

@@ -8,7 +8,7 @@ import type { Blocking, Command, Op, Outcome } from '../ops/op';
 import type { RedisClient, Reply } from '../redis/client';
 import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
 import { plainRead } from './plain-reads';
-import { plainWrite } from './plain-writes';
+import { plainWrite, runStringSets, setValues } from './plain-writes';
 import { replyError, tooLarge } from './replies';
 import {
   argv,
@@ -254,6 +254,8 @@ async function exec(
     buffers ||= c.buffers === true;
     keys.push(store.keyspace.user(c.keys[0] as string));
   }
+  const values = idem ? undefined : setValues(commands);
+  if (values) return runStringSets(store, slot, keys, values);
   const bytes: Buffer[] = [];
   const json = scriptOps(commands, bytes);
   const tail = () => {

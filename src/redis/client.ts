@@ -22,6 +22,8 @@ export interface ScriptCommands {
   /** The keys (one per operation), then one JSON array: per operation 'r', 'w', 'i' or 'e' and its arguments;
    * then optionally 'all' (every If-Match must hold before anything runs). */
   typedBatch(numberOfKeys: number, keys: string[], argv: [string] | [string, 'all']): Promise<unknown[]>;
+  /** Plain string sets (string-sets-n.lua): the key count, the keys, their values; per set 1 / 0 or its error. */
+  stringSets(numberOfKeys: number, ...args: (string | Buffer)[]): Promise<unknown[]>;
   /** Adds `by` hits to a rate-limit counter with a window of `windowMs`: [hits, ms left in the window]. */
   /** DEL of a key of any type with its change event: 1 when it existed. */
   keyDelete(key: string): Promise<number>;
@@ -74,6 +76,7 @@ export const FEED_SCRIPTS: ReadonlySet<string> = new Set([
   'typedIncr',
   'typedEtag',
   'typedBatch',
+  'stringSets',
   'keyDelete',
   'idempotent',
 ]);
@@ -119,6 +122,7 @@ function scripts(config: Config) {
     typedEtag: { lua: script('typed-etag-1.lua'), numberOfKeys: 1 },
     // The key count comes first in each call.
     typedBatch: { lua: script('typed-batch-n.lua') },
+    stringSets: { lua: script('string-sets-n.lua') },
     keyDelete: { lua: script('key-delete-1.lua'), numberOfKeys: 1 },
     rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },
     // A writing script under an Idempotency-Key: the record, then the inner script's keys (the count comes first).
@@ -155,6 +159,7 @@ function functionSource(config: Config): FunctionSource {
       typedIncr: body('typed-incr-1.lua'),
       typedEtag: body('typed-etag-1.lua'),
       typedBatch: body('typed-batch-n.lua'),
+      stringSets: body('string-sets-n.lua'),
       keyDelete: body('key-delete-1.lua'),
     },
   };
@@ -167,6 +172,7 @@ const FUNCTION_KEYS = new Map<string, number | 'first'>([
   ['typedWrite', 1],
   ['typedIncr', 1],
   ['typedBatch', 'first'],
+  ['stringSets', 'first'],
   ['keyDelete', 1],
 ]);
 
@@ -243,7 +249,7 @@ function createClient(config: Config): RedisClient {
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
       // FCALL's first argument is the function's name.
-      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded', 'fcall'],
+      autoPipeliningIgnoredCommands: ['typedBatch', 'stringSets', 'idempotent', 'upstashBounded', 'fcall'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
