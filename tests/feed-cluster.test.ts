@@ -152,6 +152,13 @@ test('writes run as functions of a library loaded on every master; a batch of pl
   const added = (await allEvents()).filter((e) => e.key.startsWith('batch-'));
   expect(added.map((e) => e.key).sort()).toEqual(operations.map((o) => o.key).sort());
   for (const e of added) expect(e.stream).toBe(streams.forKey(prefix + e.key));
+  // A read that answers an ETag (typedEtag: a no-writes function, named the stream like the writes) reads as before.
+  await api()
+    .post('/store/hash/batch-h')
+    .send({ fields: { f: 'v' } })
+    .expect(201);
+  const hash = await api().get('/store/hash/batch-h').expect(200);
+  expect(hash.body.fields).toEqual({ f: 'v' });
 });
 
 test('a flush under the key prefix leaves a flush event in every master stream', async () => {

@@ -147,14 +147,15 @@ function functionSource(config: Config): FunctionSource {
     `local feed_here = redis.pcall('EXISTS', FEED.key)`,
     `if type(feed_here) == 'table' and feed_here.err then return redis.error_reply('FEED_ELSEWHERE ' .. FEED.key) end`,
   ].join('\n');
-  const body = (file: string, writes = true) => ({ lua: source(file), writes });
+  // A read under If-Match is named a stream like the writes (typedEtag is in FEED_SCRIPTS) but writes nothing.
+  const body = (file: string, writes = true, feed = writes) => ({ lua: source(file), writes, feed });
   return {
     prelude: `${feed}\n${budgetHeader(config)}\n${TYPED}`,
     readCall: reset,
     writeCall: cluster ? `${reset}\n${clusterFeed}` : reset,
     bodies: {
       typedRead: body('typed-read-1.lua', false),
-      typedEtagRead: body('typed-etag-1.lua', false),
+      typedEtagRead: body('typed-etag-1.lua', false, true),
       typedWrite: body('typed-write-1.lua'),
       typedIncr: body('typed-incr-1.lua'),
       typedEtag: body('typed-etag-1.lua'),

@@ -14,7 +14,10 @@ export interface FunctionSource {
   readonly readCall: string;
   /** The same for a write's: on a Cluster with the feed on it also takes the stream off ARGV (or returns an error). */
   readonly writeCall: string;
-  readonly bodies: Readonly<Record<string, { readonly lua: string; readonly writes: boolean }>>;
+  /** `writes` false: a no-writes function; `feed`: its call starts with writeCall (it is named a stream on a Cluster). */
+  readonly bodies: Readonly<
+    Record<string, { readonly lua: string; readonly writes: boolean; readonly feed: boolean }>
+  >;
 }
 
 interface Library {
@@ -44,13 +47,13 @@ function library(source: FunctionSource, keyCounts: Map<string, number | 'first'
     .digest('hex')
     .slice(0, 12);
   const names = new Map<string, string>();
-  const registered = Object.entries(source.bodies).map(([name, { lua, writes }]) => {
+  const registered = Object.entries(source.bodies).map(([name, { lua, writes, feed }]) => {
     const fn = `svc_${digest}_${name}`;
     names.set(name, fn);
     // Reads declare no-writes (FCALL_RO-safe); writes may reach the feed's stream in another slot of the node.
     const flags = writes ? "{'allow-cross-slot-keys'}" : "{'no-writes', 'allow-cross-slot-keys'}";
     return `redis.register_function{function_name = '${fn}', flags = ${flags}, callback = function(KEYS, ARGV)
-${writes ? source.writeCall : source.readCall}
+${feed ? source.writeCall : source.readCall}
 ${lua}
 end}`;
   });
