@@ -207,6 +207,39 @@ describe('the reply budget (SVC_MAX_REPLY_ELEMENTS, SVC_MAX_REPLY_BYTES) is chec
     ]);
   });
 
+  test("when a field, a member or a key is read without a script, then the answers and the budget are typed_read's", async () => {
+    await small.raw.hset(raw(small, 'fields'), 'big', 'z'.repeat(100_001), 'small', 'v');
+    await small.raw.expire(raw(small, 'fields'), 50);
+    const big = await request(small.data).get('/store/hash/fields/field/big');
+    expect([big.status, big.body.details]).toEqual([413, { elements: 1, bytes: 100_001 }]);
+    expect((await request(small.data).get('/store/hash/fields/field/small')).body).toEqual({
+      field: 'small',
+      value: 'v',
+    });
+    expect((await request(small.data).get('/store/hash/fields/field/none')).body.error).toBe(
+      'field_not_found',
+    );
+    expect((await request(small.data).get('/store/hash/nowhere/field/small')).body.error).toBe(
+      'field_not_found',
+    );
+    expect((await request(small.data).get('/store/hash/fields/exists')).body).toEqual({ exists: true });
+    expect((await request(small.data).get('/store/hash/nowhere/exists')).body).toEqual({ exists: false });
+    const wrong = await request(small.data).get('/store/string/fields/exists');
+    expect([wrong.status, wrong.body.details]).toEqual([409, { key: 'fields', type: 'hash' }]);
+    const card = await request(small.data).get('/store/set/fields/cardinality');
+    expect([card.status, card.body.error]).toEqual([409, 'wrong_type']);
+    await small.raw.sadd(raw(small, 'members'), 'm');
+    expect((await request(small.data).get('/store/set/members/cardinality')).body).toEqual({
+      cardinality: 1,
+    });
+    expect((await request(small.data).get('/store/set/members/member/m/exists')).body).toEqual({
+      exists: true,
+    });
+    expect((await request(small.data).get('/store/set/members/member/n/exists')).body).toEqual({
+      exists: false,
+    });
+  });
+
   test('when a batch reads it 5 times (50 kB), then every item answers', async () => {
     const operations = Array.from({ length: 5 }, () => ({ type: 'get', key: 'ten-k' }));
     const res = await request(small.data).post('/store/string/batch').send({ operations });

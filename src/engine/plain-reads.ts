@@ -15,11 +15,11 @@ function plain(store: Store, name: string, ...args: unknown[]): Promise<Reply> {
   return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
 }
 
-/** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes, in hex. */
-export const stringEtag = (value: string | Buffer): string =>
-  createHash('sha1')
-    .update(typeof value === 'string' ? Buffer.from(value, 'utf8') : value)
-    .digest('hex');
+/** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
+export const stringEtag = (value: string | Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string =>
+  typeof value === 'string'
+    ? createHash('sha1').update(value, encoding).digest('hex')
+    : createHash('sha1').update(value).digest('hex');
 
 /** typed_read's refusal of a string above the reply budget, with its size (asked only then). */
 async function tooLargeString(store: Store, key: string): Promise<Reply> {
@@ -84,12 +84,16 @@ function stringRead(command: Command): 'etag' | 'read' | undefined {
 }
 
 /**
- * The reply `command`'s script would give, without a script, or undefined when it needs one (another read, a
- * precondition, an empty string). GET /store/string/{key}: GETRANGE and TTL together, the ETag its value's SHA-1.
+ * The reply `command`'s script would give, without a script, or undefined when it needs one (a read bounded before
+ * it is read, a precondition, an empty answer). GET /store/string/{key}: GETRANGE and TTL together, the ETag its
+ * value's SHA-1; a field, a member, a count or a page: see smallRead.
  */
 export async function plainRead(store: Store, command: Command): Promise<Reply | undefined> {
   const kind = stringRead(command);
-  if (!kind) return undefined;
+  if (!kind) {
+    const read = command.name === 'typedRead' && !SCRIPTED.has(String(command.args[1]));
+    return read ? smallRead(store, command) : undefined;
+  }
   const key = store.keyspace.user(command.keys[0] as string);
   const { bytes } = replyBudget(store.redis);
   const read = await boundedString(store, key, bytes, command.buffers === true, true);
@@ -99,4 +103,57 @@ export async function plainRead(store: Store, command: Command): Promise<Reply |
   const reply = value === null ? null : [value, read.ttl];
   if (command.name === 'typedRead') return [null, reply];
   return [null, [reply, value !== null && kind === 'etag' ? stringEtag(value) : null]];
+}
+
+/** typed_read's reads that need its logic: whole strings and collections sized before they are read, pages, slices. */
+const SCRIPTED: ReadonlySet<string> = new Set(['GET', 'WHOLE', 'PAGE', 'LRANGE']);
+
+/** The elements and bytes of a reply, as typed.lua's reply_size counts them. */
+function replySize(value: unknown): [number, number] {
+  if (typeof value === 'string') return [1, Buffer.byteLength(value)];
+  if (Buffer.isBuffer(value)) return [1, value.length];
+  if (typeof value === 'number') return [1, 0];
+  if (!Array.isArray(value)) return [0, 0];
+  let [elements, bytes] = [0, 0];
+  for (const item of value) {
+    const [e, b] = replySize(item);
+    elements += e;
+    bytes += b;
+  }
+  return [elements, bytes];
+}
+
+/** A reply that a missing key gives too (nil, 0, an empty array or string). */
+const empty = (v: unknown) =>
+  v === null ||
+  v === 0 ||
+  ((typeof v === 'string' || Array.isArray(v) || Buffer.isBuffer(v)) && v.length === 0);
+
+/**
+ * A typed read whose reply is small by construction (a field, a member, a count, a page of at most 1,000), as
+ * typed_read answers it: the command and `TTL key` in one write (a key's existence or TTL alone: `TYPE` and `TTL`);
+ * another type is Redis's WRONGTYPE; the reply is counted against the budget after it is read, as typed_read's
+ * `spend` does. A TTL of -2 is a missing key. An empty reply of a key that exists (or was written between the
+ * two commands) is undefined: the script, which sees both at once, answers it.
+ */
+async function smallRead(store: Store, command: Command): Promise<Reply | undefined> {
+  const [type, name, ...rest] = command.args;
+  const key = store.keyspace.user(command.keys[0] as string);
+  if (name === undefined) {
+    const [[typeErr, actual], ttl] = await Promise.all([plain(store, 'type', key), plain(store, 'ttl', key)]);
+    if (typeErr || ttl[0]) return typeErr ? [typeErr, null] : ttl;
+    if (actual === 'none' || ttl[1] === -2) return [null, null];
+    return actual === type ? [null, [null, ttl[1]]] : [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
+  }
+  const method = `${String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
+  const [read, ttl] = await Promise.all([plain(store, method, key, ...rest), plain(store, 'ttl', key)]);
+  if (read[0]) return wrongType(store, key, read[0]);
+  if (ttl[0]) return ttl;
+  if (ttl[1] === -2) return [null, null];
+  if (empty(read[1])) return undefined;
+  const [elements, bytes] = replySize(read[1]);
+  const budget = replyBudget(store.redis);
+  if (elements > budget.elements || bytes > budget.bytes)
+    return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
+  return [null, [read[1], ttl[1]]];
 }

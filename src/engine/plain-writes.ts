@@ -55,7 +55,9 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   const set = stringSet(command);
   if (!set || feedOn(store.redis) || scriptMode(store.redis) !== 'functions') return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
-  const value = Buffer.from(set.value, command.bytes ? 'latin1' : 'utf8');
+  // A byte string (ops/encoding.ts) goes as its bytes; text as ioredis sends it (UTF-8).
+  const encoding = command.bytes ? 'latin1' : 'utf8';
+  const value = command.bytes ? Buffer.from(set.value, encoding) : set.value;
   const args: (string | Buffer)[] = [key, value];
   if (set.ttl !== '') args.push('EX', set.ttl);
   if (set.absent) args.push('NX');
@@ -66,8 +68,8 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   if (set.absent && old !== null) return [new ReplyError('KEY_EXISTS the key exists'), null];
   const reply = [old === null ? 0 : 1, 'OK', 0];
   if (command.name === 'typedWrite') return [null, reply];
-  const tag = set.answer === '0' || (set.answer === '3' && value.length > ETAG_MAX_BYTES);
-  return [null, [reply, tag ? null : stringEtag(value)]];
+  const large = set.answer === '3' && Buffer.byteLength(set.value, encoding) > ETAG_MAX_BYTES;
+  return [null, [reply, set.answer === '0' || large ? null : stringEtag(set.value, encoding)]];
 }
 
 /**
