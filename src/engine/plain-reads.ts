@@ -28,11 +28,15 @@ async function tooLargeString(store: Store, key: string): Promise<Reply> {
   return [new ReplyError(`REPLY_TOO_LARGE 1 ${size}`), null];
 }
 
-/** Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then); other errors as they are. */
-export async function wrongType(store: Store, key: string, err: Error): Promise<Reply> {
+/**
+ * Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then); other errors as they are.
+ * A key deleted or given the `expected` type since keeps Redis's own WRONGTYPE (409 without the type).
+ */
+export async function wrongType(store: Store, key: string, err: Error, expected: unknown): Promise<Reply> {
   if (!err.message.startsWith('WRONGTYPE')) return [err, null];
   const [typeErr, actual] = await plain(store, 'type', key);
   if (typeErr) return [typeErr, null];
+  if (actual === 'none' || actual === expected) return [err, null];
   return [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
 }
 
@@ -98,7 +102,7 @@ export async function plainRead(store: Store, command: Command): Promise<Reply |
   const { bytes } = replyBudget(store.redis);
   const read = await boundedString(store, key, bytes, command.buffers === true, true);
   if (!read) return undefined;
-  if ('reply' in read) return read.reply[0] ? wrongType(store, key, read.reply[0]) : read.reply;
+  if ('reply' in read) return read.reply[0] ? wrongType(store, key, read.reply[0], 'string') : read.reply;
   const { value } = read;
   const reply = value === null ? null : [value, read.ttl];
   if (command.name === 'typedRead') return [null, reply];
@@ -147,7 +151,7 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   }
   const method = `${String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
   const [read, ttl] = await Promise.all([plain(store, method, key, ...rest), plain(store, 'ttl', key)]);
-  if (read[0]) return wrongType(store, key, read[0]);
+  if (read[0]) return wrongType(store, key, read[0], type);
   if (ttl[0]) return ttl;
   if (ttl[1] === -2) return [null, null];
   if (empty(read[1])) return undefined;

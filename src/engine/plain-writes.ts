@@ -64,7 +64,7 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   args.push('GET');
   // The old value as a Buffer: only whether there was one matters, and it is not decoded.
   const [err, old] = await sendScript(store, slot, 'setBuffer', () => args, true);
-  if (err) return wrongType(store, key, err);
+  if (err) return wrongType(store, key, err, 'string');
   if (set.absent && old !== null) return [new ReplyError('KEY_EXISTS the key exists'), null];
   const reply = [old === null ? 0 : 1, 'OK', 0];
   if (command.name === 'typedWrite') return [null, reply];
