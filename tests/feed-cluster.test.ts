@@ -159,6 +159,14 @@ test('writes run as functions of a library loaded on every master; a batch of pl
     .expect(201);
   const hash = await api().get('/store/hash/batch-h').expect(200);
   expect(hash.body.fields).toEqual({ f: 'v' });
+  // A master that lost the library (FUNCTION FLUSH; a new master is the same): the write that finds it missing
+  // loads it again on every master and is sent once more.
+  const [first] = raw.nodes('master');
+  await first?.call('FUNCTION', 'FLUSH');
+  for (const key of KEYS) await api().post(`/store/string/again-${key}`).send({ value: 'v' }).expect(201);
+  for (const node of raw.nodes('master'))
+    expect(((await node.call('FUNCTION', 'LIST')) as unknown[]).length).toBeGreaterThan(0);
+  expect((await allEvents()).filter((e) => e.key.startsWith('again-')).length).toBe(KEYS.length);
 });
 
 test('a flush under the key prefix leaves a flush event in every master stream', async () => {
