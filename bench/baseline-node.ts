@@ -1,4 +1,6 @@
-// Baseline (b): plain node:http + ioredis doing the same GET: what one process can do with no framework.
+// Baseline (b): plain node:http + ioredis doing the same Redis work as the service with the same batching (GET and
+// PTTL sent together, one SET, one GET for /upstash): what one process can do with no framework, and what Redis spends
+// on a request from a plain client (the bench's `redis µs/req` of its rows; issue 36's Redis targets read against it).
 // Auto-pipelining is on, as in the service, so the difference between the two is the HTTP layer and middleware.
 // It also answers the batch scenario (POST /store/string/batch) at the least cost of an atomic, type-checked batch
 // with this stack: one script call with the keys and values as its arguments, `SET key value GET` each (a key of
@@ -60,16 +62,54 @@ function batch(req: http.IncomingMessage, res: http.ServerResponse): void {
   });
 }
 
+/** A request's body, parsed as JSON (undefined when it is not). */
+function jsonBody(req: http.IncomingMessage, then: (body: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    try {
+      then(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+    } catch {
+      then(undefined);
+    }
+  });
+}
+
+/** POST /store/string/{key}: one SET (no type check, no ETag, no event): the plain-client row of POST string. */
+function set(req: http.IncomingMessage, res: http.ServerResponse, key: string): void {
+  jsonBody(req, (body) => {
+    const value = (body as { value?: unknown } | undefined)?.value;
+    if (typeof value !== 'string') return answer(res, 400, { error: 'invalid_request' });
+    redis.set(key, value).then(() => answer(res, 200, { success: true, key }), unavailable(res));
+  });
+}
+
+/** POST /upstash ["GET", key]: one GET, its value in base64 (Upstash-Encoding): the row of Upstash GET. */
+function upstashGet(req: http.IncomingMessage, res: http.ServerResponse): void {
+  jsonBody(req, (body) => {
+    const [name, key] = Array.isArray(body) ? body : [];
+    if (String(name).toUpperCase() !== 'GET') return answer(res, 400, { error: 'only GET' });
+    redis
+      .getBuffer(String(key))
+      .then(
+        (value) => answer(res, 200, { result: value === null ? null : value.toString('base64') }),
+        unavailable(res),
+      );
+  });
+}
+
 http
   .createServer((req, res) => {
     if (req.method === 'POST' && req.url === BATCH) return batch(req, res);
-    if (req.method !== 'GET' || !req.url?.startsWith(PREFIX)) return answer(res, 404, { error: 'unknown' });
-    redis
-      .get(decodeURIComponent(req.url.slice(PREFIX.length)))
-      .then(
-        (value) =>
-          value === null ? answer(res, 404, { error: 'not_found' }) : answer(res, 200, { value, ttl: -1 }),
-        unavailable(res),
-      );
+    if (req.method === 'POST' && req.url === '/upstash') return upstashGet(req, res);
+    if (!req.url?.startsWith(PREFIX)) return answer(res, 404, { error: 'unknown' });
+    const key = decodeURIComponent(req.url.slice(PREFIX.length));
+    if (req.method === 'POST') return set(req, res, key);
+    if (req.method !== 'GET') return answer(res, 404, { error: 'unknown' });
+    // The value and its TTL, sent together (auto-pipelined): what a typed GET needs of Redis.
+    Promise.all([redis.get(key), redis.pttl(key)]).then(([value, pttl]) => {
+      if (value === null) return answer(res, 404, { error: 'not_found' });
+      answer(res, 200, { value, ttl: pttl < 0 ? pttl : Math.round(pttl / 1000) });
+    }, unavailable(res));
   })
   .listen(Number(process.env.PORT), '127.0.0.1');

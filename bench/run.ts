@@ -140,6 +140,9 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
     }
     // The batch's floor on this machine (baseline-node.ts): the batch target is read against it.
     if (parts.has('batch')) job(BATCH.title, NODE, node, BATCH);
+    // The plain client's Redis work for the scenarios with a Redis target (report.ts REDIS_TARGETS).
+    for (const scenario of SERVICE_SCENARIOS)
+      if (parts.has(scenario.id) && PLAIN_ROWS.has(scenario.id)) job(scenario.title, NODE, node, scenario);
   }
   if (parts.has('webdis') && targets.onPath('webdis')) {
     const webdis = await start(() => targets.startWebdis(redis.port, dir));
@@ -172,6 +175,9 @@ async function startAll(redis: RedisServer, dir: string, notes: string[]) {
   const stopAll = () => Promise.all(started.map((t) => t.server.stop()));
   return { jobs, rows, stopAll };
 }
+
+/** Service scenarios that baseline (b) also answers with the same Redis work, beside GET and the batch (REDIS_TARGETS). */
+const PLAIN_ROWS: ReadonlySet<string> = new Set(['post', 'raw-get', 'upstash-get']);
 
 /** The rows a target compares, in the order they run within a round: each next to the one it is compared with. */
 const RUN_FIRST = [

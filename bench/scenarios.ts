@@ -172,7 +172,7 @@ export const SERVICE_SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    // Small reads through /upstash: each runs inside upstash-bounded-n.lua (its reply budget check) in one call.
+    // A small read through /upstash: one GETRANGE capped at the reply budget (src/upstash/run.ts plainGet).
     id: 'upstash-get',
     title: 'Upstash GET string',
     opsPerRequest: 1,

@@ -82,10 +82,16 @@ test("when baseline (b) ran the batch, then the batch's line names that floor an
     loadgenCpuPercent: 15,
   });
   const found = checks([batch('service', 800), batch('baseline (b) node+ioredis', 1_900)], [], 2);
-  expect(found.find((c) => c.target.startsWith('string batch'))).toEqual({
-    target: 'string batch: >= 250,000 ops/s',
+  expect(found.find((c) => c.target.startsWith('string batch: ops/s'))).toEqual({
+    target: 'string batch: ops/s >= 0.8 x the floor (b)',
     measured:
-      '80,000 ops/s (service 90 % + redis 50 % + load generator 15 % = 155 % of 200 %); floor (b) 190,000 ops/s, service 90 % + redis 50 % + load generator 15 % = 155 % of 200 %',
+      '80,000 ops/s, 0.42 x (service 90 % + redis 50 % + load generator 15 % = 155 % of 200 %); floor (b) 190,000 ops/s, service 90 % + redis 50 % + load generator 15 % = 155 % of 200 %',
+    pass: false,
+  });
+  // Redis's CPU per batch: 50 % of a core over 800 batches a second against 1,900 (issue 36).
+  expect(found.find((c) => c.target.startsWith('string batch (100 sets): redis'))).toEqual({
+    target: 'string batch (100 sets): redis µs/req <= 1.2 x (b)',
+    measured: '625.0 vs 263.2 µs, 2.38 x',
     pass: false,
   });
 });

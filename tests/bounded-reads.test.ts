@@ -1,4 +1,5 @@
 // Bounded reads: hash and set pages (cursor/limit), whole reads refused above 1,000 elements, the reply budget.
+import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { type TestApp, testApp } from './support/app';
 
@@ -174,6 +175,69 @@ describe('the reply budget (SVC_MAX_REPLY_ELEMENTS, SVC_MAX_REPLY_BYTES) is chec
     expect(res.body.error).toBe('reply_too_large');
     expect(res.body.message).toContain('SVC_MAX_REPLY_BYTES');
     expect(await small.raw.exists(raw(small, 'written'))).toBe(0);
+  });
+
+  test('when GET reads a string above the budget (its value read without a script), then 413 naming its size', async () => {
+    await small.raw.set(raw(small, 'big-string'), 'y'.repeat(100_001));
+    const res = await request(small.data).get('/store/string/big-string');
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe('reply_too_large');
+    expect(res.body.details).toEqual({ elements: 1, bytes: 100_001 });
+    await small.raw.set(raw(small, 'at-budget'), 'y'.repeat(100_000));
+    const at = await request(small.data).get('/store/string/at-budget');
+    expect(at.status).toBe(200);
+    expect(at.body.value).toHaveLength(100_000);
+    expect(at.headers.etag).toBe(`"${createHash('sha1').update('y'.repeat(100_000)).digest('hex')}"`);
+  });
+
+  test("when GET reads an empty string, a missing key or another type without a script, then the answers are typed_read's", async () => {
+    await small.raw.set(raw(small, 'empty'), '');
+    await small.raw.set(raw(small, 'expiring'), 'v', 'EX', 100);
+    await small.raw.sadd(raw(small, 'a-set'), 'm');
+    const empty = await request(small.data).get('/store/string/empty');
+    expect([empty.status, empty.body]).toEqual([200, { value: '', ttl: -1 }]);
+    expect(empty.headers.etag).toBe(`"${createHash('sha1').update('').digest('hex')}"`);
+    expect((await request(small.data).get('/store/string/expiring')).body).toEqual({ value: 'v', ttl: 100 });
+    expect((await request(small.data).get('/store/string/nowhere')).status).toBe(404);
+    const wrong = await request(small.data).get('/store/string/a-set');
+    expect([wrong.status, wrong.body.error, wrong.body.details]).toEqual([
+      409,
+      'wrong_type',
+      { key: 'a-set', type: 'set' },
+    ]);
+  });
+
+  test("when a field, a member or a key is read without a script, then the answers and the budget are typed_read's", async () => {
+    await small.raw.hset(raw(small, 'fields'), 'big', 'z'.repeat(100_001), 'small', 'v');
+    await small.raw.expire(raw(small, 'fields'), 50);
+    const big = await request(small.data).get('/store/hash/fields/field/big');
+    expect([big.status, big.body.details]).toEqual([413, { elements: 1, bytes: 100_001 }]);
+    expect((await request(small.data).get('/store/hash/fields/field/small')).body).toEqual({
+      field: 'small',
+      value: 'v',
+    });
+    expect((await request(small.data).get('/store/hash/fields/field/none')).body.error).toBe(
+      'field_not_found',
+    );
+    expect((await request(small.data).get('/store/hash/nowhere/field/small')).body.error).toBe(
+      'field_not_found',
+    );
+    expect((await request(small.data).get('/store/hash/fields/exists')).body).toEqual({ exists: true });
+    expect((await request(small.data).get('/store/hash/nowhere/exists')).body).toEqual({ exists: false });
+    const wrong = await request(small.data).get('/store/string/fields/exists');
+    expect([wrong.status, wrong.body.details]).toEqual([409, { key: 'fields', type: 'hash' }]);
+    const card = await request(small.data).get('/store/set/fields/cardinality');
+    expect([card.status, card.body.error]).toEqual([409, 'wrong_type']);
+    await small.raw.sadd(raw(small, 'members'), 'm');
+    expect((await request(small.data).get('/store/set/members/cardinality')).body).toEqual({
+      cardinality: 1,
+    });
+    expect((await request(small.data).get('/store/set/members/member/m/exists')).body).toEqual({
+      exists: true,
+    });
+    expect((await request(small.data).get('/store/set/members/member/n/exists')).body).toEqual({
+      exists: false,
+    });
   });
 
   test('when a batch reads it 5 times (50 kB), then every item answers', async () => {

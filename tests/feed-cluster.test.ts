@@ -8,6 +8,7 @@ import { toEvent } from '../src/feed/event';
 import type { Listener } from '../src/http/server';
 import { createRedis, type RedisClient } from '../src/redis/client';
 import { ClusterStreams, tagForSlot } from '../src/redis/feed-streams';
+import { scriptMode } from '../src/redis/functions';
 import { createKeyspace } from '../src/redis/keys';
 import type { Service } from '../src/service';
 import { clusterFeedService, type SseClient, sse } from './support/feed';
@@ -139,6 +140,33 @@ test('a stream not on the key node (a stale slot map) is refused before the writ
   await scripts.typedWrite(key, 'string', '', '0', '', '', '0', 'SET', 'v', streams.forKey(key));
   expect(await raw.get(key)).toBe('v');
   expect((await allEvents()).length).toBe(before + 1);
+});
+
+test('writes run as functions of a library loaded on every master; a batch of plain sets has one event per set on its master', async () => {
+  expect(scriptMode(service.redis)).toBe('functions');
+  for (const node of raw.nodes('master'))
+    expect(((await node.call('FUNCTION', 'LIST')) as unknown[]).length).toBeGreaterThan(0);
+  const operations = KEYS.map((key) => ({ type: 'set', key: `batch-${key}`, value: 'v' }));
+  const res = await api().post('/store/string/batch').send({ operations }).expect(200);
+  expect(res.body.results.every((r: { success: boolean }) => r.success)).toBe(true);
+  const added = (await allEvents()).filter((e) => e.key.startsWith('batch-'));
+  expect(added.map((e) => e.key).sort()).toEqual(operations.map((o) => o.key).sort());
+  for (const e of added) expect(e.stream).toBe(streams.forKey(prefix + e.key));
+  // A read that answers an ETag (typedEtag: a no-writes function, named the stream like the writes) reads as before.
+  await api()
+    .post('/store/hash/batch-h')
+    .send({ fields: { f: 'v' } })
+    .expect(201);
+  const hash = await api().get('/store/hash/batch-h').expect(200);
+  expect(hash.body.fields).toEqual({ f: 'v' });
+  // A master that lost the library (FUNCTION FLUSH; a new master is the same): the write that finds it missing
+  // loads it again on every master and is sent once more.
+  const [first] = raw.nodes('master');
+  await first?.call('FUNCTION', 'FLUSH');
+  for (const key of KEYS) await api().post(`/store/string/again-${key}`).send({ value: 'v' }).expect(201);
+  for (const node of raw.nodes('master'))
+    expect(((await node.call('FUNCTION', 'LIST')) as unknown[]).length).toBeGreaterThan(0);
+  expect((await allEvents()).filter((e) => e.key.startsWith('again-')).length).toBe(KEYS.length);
 });
 
 test('a flush under the key prefix leaves a flush event in every master stream', async () => {

@@ -185,6 +185,16 @@ describe('when a read is small, then its reply keeps its exact shape', () => {
     expect(await wrong.json()).toEqual({
       error: 'WRONGTYPE Operation against a key holding the wrong kind of value',
     });
+    // GET reads without a script (GETRANGE capped at the budget): an empty string, a wrong type, exactly the budget.
+    await t.raw.set(`${t.prefix}empty`, '');
+    await t.raw.set(`${t.prefix}at-budget`, 'y'.repeat(100_000));
+    expect(await (await post('/get/empty', undefined)).json()).toEqual({ result: '' });
+    expect(await (await post('/get/small-hash', undefined)).json()).toEqual({
+      error: 'WRONGTYPE Operation against a key holding the wrong kind of value',
+    });
+    expect(
+      ((await (await post('/get/at-budget', undefined)).json()) as { result: string }).result,
+    ).toHaveLength(100_000);
     const syntax = await post('', ['LRANGE', 'big-list', 'a', 'b']);
     expect(syntax.status).toBe(400);
     expect(((await syntax.json()) as { error: string }).error).toMatch(/^ERR value is not an integer/);

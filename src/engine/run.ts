@@ -7,6 +7,8 @@ import { refusedWhole } from '../ops/etag';
 import type { Blocking, Command, Op, Outcome } from '../ops/op';
 import type { RedisClient, Reply } from '../redis/client';
 import { finish, type Idempotency, isRecorded, sendIdempotent } from './idempotent';
+import { plainRead } from './plain-reads';
+import { plainWrite, runStringSets, setValues } from './plain-writes';
 import { replyError, tooLarge } from './replies';
 import {
   argv,
@@ -83,7 +85,8 @@ export async function runOp(
     const rest = () => args().slice(keys.length);
     const reply = once
       ? await sendIdempotent(store, slot, methodOf(command), keys, rest, once, op.whenEmpty !== undefined)
-      : await sendScript(store, slot, methodOf(command), args, op.writes);
+      : ((op.writes ? await plainWrite(store, slot, command) : await plainRead(store, command)) ??
+        (await sendScript(store, slot, methodOf(command), args, op.writes)));
     if (isRecorded(reply)) {
       if ('error' in reply) throw reply.error;
       return reply.outcome;
@@ -251,6 +254,8 @@ async function exec(
     buffers ||= c.buffers === true;
     keys.push(store.keyspace.user(c.keys[0] as string));
   }
+  const values = idem ? undefined : setValues(commands);
+  if (values) return runStringSets(store, slot, keys, values);
   const bytes: Buffer[] = [];
   const json = scriptOps(commands, bytes);
   const tail = () => {

@@ -5,6 +5,7 @@ import type { Command } from '../ops/op';
 import { FEED_SCRIPTS, type Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
 import type { ClusterStreams } from '../redis/feed-streams';
+import { asFunction, libraryMissing, reloaded } from '../redis/functions';
 import type { Store } from '../redis/store';
 
 export type { Store };
@@ -60,6 +61,23 @@ function call(store: Store, name: string, args: unknown[]): Promise<unknown> {
  * confirm is a 503 (it reached the primary, so its outcome is unknown).
  */
 async function send(
+  store: Store,
+  slot: number,
+  name: string,
+  args: unknown[],
+  writes: boolean,
+  again = true,
+): Promise<Reply> {
+  const fcall = asFunction(store.redis, name, args);
+  if (!fcall) return sendAs(store, slot, name, args, writes);
+  const reply = await sendAs(store, slot, fcall[0], fcall[1], writes);
+  // The server lacks the library (a restart without persistence, FUNCTION FLUSH, a new master): nothing ran.
+  if (!again || !libraryMissing(reply[0]) || !(await reloaded(store.redis))) return reply;
+  return send(store, slot, name, args, writes, false);
+}
+
+/** `send` of one ioredis method (a script, FCALL, a command). */
+async function sendAs(
   store: Store,
   slot: number,
   name: string,

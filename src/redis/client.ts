@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Config } from '../config';
 import { LUA_CHANGED } from './change-event';
+import { type FunctionSource, useFunctions } from './functions';
 import { createKeyspace } from './keys';
 import { QUEUE_WRITES, queueInnerBodies, queueScripts } from './queue-scripts';
 import { quietReadyCheck } from './ready-check';
@@ -23,6 +24,8 @@ export interface ScriptCommands {
   /** The keys (one per operation), then one JSON array: per operation 'r', 'w', 'i' or 'e' and its arguments;
    * then optionally 'all' (every If-Match must hold before anything runs). */
   typedBatch(numberOfKeys: number, keys: string[], argv: [string] | [string, 'all']): Promise<unknown[]>;
+  /** Plain string sets (string-sets-n.lua): the key count, the keys, their values; per set 1 / 0 or its error. */
+  stringSets(numberOfKeys: number, ...args: (string | Buffer)[]): Promise<unknown[]>;
   /** Adds `by` hits to a rate-limit counter with a window of `windowMs`: [hits, ms left in the window]. */
   /** DEL of a key of any type with its change event: 1 when it existed. */
   keyDelete(key: string): Promise<number>;
@@ -75,6 +78,7 @@ export const FEED_SCRIPTS: ReadonlySet<string> = new Set([
   'typedIncr',
   'typedEtag',
   'typedBatch',
+  'stringSets',
   'keyDelete',
   'idempotent',
   ...QUEUE_WRITES,
@@ -122,6 +126,7 @@ function scripts(config: Config) {
     typedEtag: { lua: script('typed-etag-1.lua'), numberOfKeys: 1 },
     // The key count comes first in each call.
     typedBatch: { lua: script('typed-batch-n.lua') },
+    stringSets: { lua: script('string-sets-n.lua') },
     keyDelete: { lua: script('key-delete-1.lua'), numberOfKeys: 1 },
     rateLimitIncrement: { lua: source('rate-limit-increment-1.lua'), numberOfKeys: 1 },
     // A writing script under an Idempotency-Key: the record, then the inner script's keys (the count comes first).
@@ -133,6 +138,49 @@ function scripts(config: Config) {
     ...queueScripts(feedHeader(config)),
   };
 }
+
+/** The scripts that run as Redis Functions where the server offers them (functions.ts), and their Lua around them. */
+function functionSource(config: Config): FunctionSource {
+  const { enabled, maxlen } = config.changes;
+  const cluster = enabled && redisMode(config) === 'cluster';
+  const feed = cluster ? 'local FEED = false' : feedHeader(config);
+  const reset = 'spent_elements, spent_bytes = 0, 0';
+  // On a Cluster each call names its master's stream last (see feedHeader): taken off ARGV per call.
+  const strip = Buffer.byteLength(createKeyspace(config.keyPrefix).prefix);
+  const clusterFeed = [
+    `FEED = {key = table.remove(ARGV), maxlen = ${maxlen}, strip = ${strip}}`,
+    `local feed_here = redis.pcall('EXISTS', FEED.key)`,
+    `if type(feed_here) == 'table' and feed_here.err then return redis.error_reply('FEED_ELSEWHERE ' .. FEED.key) end`,
+  ].join('\n');
+  // A read under If-Match is named a stream like the writes (typedEtag is in FEED_SCRIPTS) but writes nothing.
+  const body = (file: string, writes = true, feed = writes) => ({ lua: source(file), writes, feed });
+  return {
+    prelude: `${feed}\n${budgetHeader(config)}\n${TYPED}`,
+    readCall: reset,
+    writeCall: cluster ? `${reset}\n${clusterFeed}` : reset,
+    bodies: {
+      typedRead: body('typed-read-1.lua', false),
+      typedEtagRead: body('typed-etag-1.lua', false, true),
+      typedWrite: body('typed-write-1.lua'),
+      typedIncr: body('typed-incr-1.lua'),
+      typedEtag: body('typed-etag-1.lua'),
+      typedBatch: body('typed-batch-n.lua'),
+      stringSets: body('string-sets-n.lua'),
+      keyDelete: body('key-delete-1.lua'),
+    },
+  };
+}
+
+/** How many keys each function's call names first, as its script's ioredis method takes them. */
+const FUNCTION_KEYS = new Map<string, number | 'first'>([
+  ['typedRead', 1],
+  ['typedEtag', 1],
+  ['typedWrite', 1],
+  ['typedIncr', 1],
+  ['typedBatch', 'first'],
+  ['stringSets', 'first'],
+  ['keyDelete', 1],
+]);
 
 export function redisMode(config: Config): RedisMode {
   if (config.redis.clusterNodes) return 'cluster';
@@ -172,7 +220,31 @@ function baseOptions(config: Config): RedisOptions {
   };
 }
 
+/** What the engine's plain commands (no script) must know of a client's settings: reply budget, change feed. */
+interface ClientSettings {
+  readonly budget: { readonly elements: number; readonly bytes: number };
+  /** The change feed is on: every write appends its event in the same atomic call (a script). */
+  readonly feed: boolean;
+}
+const settings = new WeakMap<object, ClientSettings>();
+
+/** The reply budget of requests on `redis` (SVC_MAX_REPLY_ELEMENTS / _BYTES; their defaults for a client made elsewhere). */
+export function replyBudget(redis: object): { readonly elements: number; readonly bytes: number } {
+  return settings.get(redis)?.budget ?? { elements: 100_000, bytes: 16_777_216 };
+}
+
+/** Whether writes on `redis` append change events (then they run in scripts); true for a client made elsewhere. */
+export const feedOn = (redis: object): boolean => settings.get(redis)?.feed ?? true;
+
 export function createRedis(config: Config): RedisClient {
+  const redis = createClient(config);
+  const { maxReplyElements: elements, maxReplyBytes: bytes } = config.limits;
+  settings.set(redis, { budget: { elements, bytes }, feed: config.changes.enabled });
+  useFunctions(redis, functionSource(config), FUNCTION_KEYS);
+  return redis;
+}
+
+function createClient(config: Config): RedisClient {
   const options = baseOptions(config);
   const { clusterNodes, sentinels, sentinelName, url } = config.redis;
   if (clusterNodes) {
@@ -182,7 +254,8 @@ export function createRedis(config: Config): RedisClient {
       scripts: options.scripts,
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
-      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded'],
+      // FCALL's first argument is the function's name.
+      autoPipeliningIgnoredCommands: ['typedBatch', 'stringSets', 'idempotent', 'upstashBounded', 'fcall'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),

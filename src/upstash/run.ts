@@ -2,6 +2,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, type Redis } from 'ioredis';
 import { flush } from '../admin/redis';
+import { boundedString } from '../engine/plain-reads';
 import { sendScript, unconfirmed, withDeadline } from '../engine/send';
 import { ApiError, commandRefused, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import { masterNodes, type RedisClient, type Reply } from '../redis/client';
@@ -87,7 +88,8 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
     const slot = isCluster(store) && planned.keys[0] ? calculateSlot(planned.keys[0]) : 0;
     reply =
       kind && !apart
-        ? await sendScript(store, slot, 'upstashBounded', () => boundedArgs(planned, 'run'), false)
+        ? (planned.name === 'get' && (await plainGet(runner, planned))) ||
+          (await sendScript(store, slot, 'upstashBounded', () => boundedArgs(planned, 'run'), false))
         : await sendScript(store, slot, 'call', () => planned.args, planned.writes);
     const refused = refusal(reply[0], runner.budget);
     if (refused) throw refused;
@@ -95,6 +97,16 @@ async function runCommand(runner: Runner, planned: Planned, abandoned?: AbortSig
   const item = settle(runner, planned, reply);
   if (planned.writes && 'result' in item) await appendEvents(store, planned, reply[1]);
   return item;
+}
+
+/**
+ * GET without a script (issue 36): GETRANGE capped at the budget (engine/plain-reads.ts), EXISTS only after an empty
+ * reply; undefined for an empty string, which the script tells from a missing key.
+ */
+async function plainGet({ store, budget }: Runner, planned: Planned): Promise<Reply | undefined> {
+  const read = await boundedString(store, planned.keys[0] as string, budget.bytes, false, false);
+  if (!read) return undefined;
+  return 'reply' in read ? read.reply : [null, read.value];
 }
 
 /**

@@ -39,7 +39,7 @@ export interface paths {
         };
         /**
          * Read a string
-         * @description Answers the value and its remaining TTL (`-1` when the key has no expiry).
+         * @description Answers the value and its remaining TTL (`-1` when the key has no expiry). A value above `SVC_MAX_REPLY_BYTES` (written by another client) is `413 reply_too_large`, refused before it is read.
          */
         get: operations["getString"];
         /**
@@ -254,7 +254,7 @@ export interface paths {
         };
         /**
          * Read one hash field
-         * @description Answers the field and its value (Redis `HGET`). A missing field, or a missing hash, is `404 field_not_found`.
+         * @description Answers the field and its value (Redis `HGET`). A missing field, or a missing hash, is `404 field_not_found`. A value above `SVC_MAX_REPLY_BYTES` (written by another client) is `413 reply_too_large`.
          */
         get: operations["getHashField"];
         put?: never;
@@ -5075,6 +5075,7 @@ export interface operations {
             403: components["responses"]["ForbiddenRead"];
             404: components["responses"]["KeyNotFound"];
             409: components["responses"]["StringWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -5813,6 +5814,7 @@ export interface operations {
             /** @description Nothing was changed. `error`: `field_not_found`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["HashWrongType"];
+            413: components["responses"]["ReplyTooLarge"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];

@@ -1,0 +1,163 @@
+// Reads that need no script (issue 36): a string's value and TTL from Redis's own commands, sent together in the
+// connection's shared write, the ETag digested here. Same replies as typed_read / typed_etag in typed.lua.
+import { createHash } from 'node:crypto';
+import { ReplyError } from 'ioredis';
+import type { Command } from '../ops/op';
+import { type Reply, replyBudget } from '../redis/client';
+import type { Store } from '../redis/store';
+import { failed, ok, withDeadline } from './send';
+
+type Invoke = (...args: unknown[]) => Promise<unknown>;
+
+/** One plain command on the data connection, its reply as a pipeline answers it. */
+function plain(store: Store, name: string, ...args: unknown[]): Promise<Reply> {
+  const fn = (store.redis as unknown as Record<string, Invoke>)[name] as Invoke;
+  return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
+}
+
+/** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
+export const stringEtag = (value: string | Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string =>
+  typeof value === 'string'
+    ? createHash('sha1').update(value, encoding).digest('hex')
+    : createHash('sha1').update(value).digest('hex');
+
+/** typed_read's refusal of a string above the reply budget, with its size (asked only then). */
+async function tooLargeString(store: Store, key: string): Promise<Reply> {
+  const [err, size] = await plain(store, 'strlen', key);
+  if (err) return [err, null];
+  return [new ReplyError(`REPLY_TOO_LARGE 1 ${size}`), null];
+}
+
+/**
+ * Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then); other errors as they are.
+ * A key deleted or given the `expected` type since keeps Redis's own WRONGTYPE (409 without the type).
+ */
+export async function wrongType(store: Store, key: string, err: Error, expected: unknown): Promise<Reply> {
+  if (!err.message.startsWith('WRONGTYPE')) return [err, null];
+  const [typeErr, actual] = await plain(store, 'type', key);
+  if (typeErr) return [typeErr, null];
+  if (actual === 'none' || actual === expected) return [err, null];
+  return [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
+}
+
+/** A string's value (null: no key) and its TTL when asked, or an error reply; undefined: ask its script. */
+export type BoundedString =
+  | { readonly value: string | Buffer | null; readonly ttl?: number }
+  | { readonly reply: Reply }
+  | undefined;
+
+/**
+ * `GETRANGE key 0 bytes` (with `TTL key` in the same write when `withTtl`): Redis copies at most bytes + 1, so a
+ * larger value is refused (REPLY_TOO_LARGE 1 <its size>) without being read whole; Redis's own errors (WRONGTYPE)
+ * as they are. A missing key reads as '' too: the TTL (-2), or else an EXISTS asked then, tells it apart. An empty
+ * string, or a key deleted or written between the two commands, is undefined: the caller asks its script, which
+ * sees both at once.
+ */
+export async function boundedString(
+  store: Store,
+  key: string,
+  bytes: number,
+  buffers: boolean,
+  withTtl: boolean,
+): Promise<BoundedString> {
+  const [read, ttl] = await Promise.all([
+    plain(store, buffers ? 'getrangeBuffer' : 'getrange', key, 0, bytes),
+    withTtl ? plain(store, 'ttl', key) : undefined,
+  ]);
+  if (read[0]) return { reply: read };
+  if (ttl?.[0]) return { reply: ttl };
+  const value = read[1] as string | Buffer;
+  if (value.length > bytes) return { reply: await tooLargeString(store, key) };
+  const seconds = ttl?.[1] as number | undefined;
+  if (value.length > 0) return seconds === -2 ? undefined : { value, ttl: seconds };
+  const exists = ttl ? [null, seconds === -2 ? 0 : 1] : await plain(store, 'exists', key);
+  if (exists[0]) return { reply: exists as Reply };
+  return exists[1] === 0 ? { value: null } : undefined;
+}
+
+/** What a command asks when it is a whole string's read that needs no script: with its ETag ('1', '2') or not. */
+function stringRead(command: Command): 'etag' | 'read' | undefined {
+  const { name, args } = command;
+  if (name === 'typedRead')
+    return args.length === 2 && args[0] === 'string' && args[1] === 'GET' ? 'read' : undefined;
+  if (name !== 'typedEtag' || args.length !== 3 || args[1] !== 'string' || args[2] !== 'GET')
+    return undefined;
+  const head = args[0];
+  // No precondition: a check and the read must see the key at one moment (the script does that).
+  return head === 'r0' ? 'read' : head === 'r1' || head === 'r2' ? 'etag' : undefined;
+}
+
+/**
+ * The reply `command`'s script would give, without a script, or undefined when it needs one (a read bounded before
+ * it is read, a precondition, an empty answer). GET /store/string/{key}: GETRANGE and TTL together, the ETag its
+ * value's SHA-1; a field, a member, a count or a page: see smallRead.
+ */
+export async function plainRead(store: Store, command: Command): Promise<Reply | undefined> {
+  const kind = stringRead(command);
+  if (!kind) {
+    const read = command.name === 'typedRead' && !SCRIPTED.has(String(command.args[1]));
+    return read ? smallRead(store, command) : undefined;
+  }
+  const key = store.keyspace.user(command.keys[0] as string);
+  const { bytes } = replyBudget(store.redis);
+  const read = await boundedString(store, key, bytes, command.buffers === true, true);
+  if (!read) return undefined;
+  if ('reply' in read) return read.reply[0] ? wrongType(store, key, read.reply[0], 'string') : read.reply;
+  const { value } = read;
+  const reply = value === null ? null : [value, read.ttl];
+  if (command.name === 'typedRead') return [null, reply];
+  return [null, [reply, value !== null && kind === 'etag' ? stringEtag(value) : null]];
+}
+
+/** typed_read's reads that need its logic: whole strings and collections sized before they are read, pages, slices. */
+const SCRIPTED: ReadonlySet<string> = new Set(['GET', 'WHOLE', 'PAGE', 'LRANGE']);
+
+/** The elements and bytes of a reply, as typed.lua's reply_size counts them. */
+function replySize(value: unknown): [number, number] {
+  if (typeof value === 'string') return [1, Buffer.byteLength(value)];
+  if (Buffer.isBuffer(value)) return [1, value.length];
+  if (typeof value === 'number') return [1, 0];
+  if (!Array.isArray(value)) return [0, 0];
+  let [elements, bytes] = [0, 0];
+  for (const item of value) {
+    const [e, b] = replySize(item);
+    elements += e;
+    bytes += b;
+  }
+  return [elements, bytes];
+}
+
+/** A reply that a missing key gives too (nil, 0, an empty array or string). */
+const empty = (v: unknown) =>
+  v === null ||
+  v === 0 ||
+  ((typeof v === 'string' || Array.isArray(v) || Buffer.isBuffer(v)) && v.length === 0);
+
+/**
+ * A typed read whose reply is small by construction (a field, a member, a count, a page of at most 1,000), as
+ * typed_read answers it: the command and `TTL key` in one write (a key's existence or TTL alone: `TYPE` and `TTL`);
+ * another type is Redis's WRONGTYPE; the reply is counted against the budget after it is read, as typed_read's
+ * `spend` does. A TTL of -2 is a missing key. An empty reply of a key that exists (or was written between the
+ * two commands) is undefined: the script, which sees both at once, answers it.
+ */
+async function smallRead(store: Store, command: Command): Promise<Reply | undefined> {
+  const [type, name, ...rest] = command.args;
+  const key = store.keyspace.user(command.keys[0] as string);
+  if (name === undefined) {
+    const [[typeErr, actual], ttl] = await Promise.all([plain(store, 'type', key), plain(store, 'ttl', key)]);
+    if (typeErr || ttl[0]) return typeErr ? [typeErr, null] : ttl;
+    if (actual === 'none' || ttl[1] === -2) return [null, null];
+    return actual === type ? [null, [null, ttl[1]]] : [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
+  }
+  const method = `${String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
+  const [read, ttl] = await Promise.all([plain(store, method, key, ...rest), plain(store, 'ttl', key)]);
+  if (read[0]) return wrongType(store, key, read[0], type);
+  if (ttl[0]) return ttl;
+  if (ttl[1] === -2) return [null, null];
+  if (empty(read[1])) return undefined;
+  const [elements, bytes] = replySize(read[1]);
+  const budget = replyBudget(store.redis);
+  if (elements > budget.elements || bytes > budget.bytes)
+    return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
+  return [null, [read[1], ttl[1]]];
+}
