@@ -61,13 +61,19 @@ describe.each(Object.entries(PROFILES))('on the %s profile', (_name, profile) =>
   });
 
   test('when health and info are read, then they name each refused command the service uses, and why', async () => {
-    const health = await api().get('/store/admin/health');
+    let health = await api().get('/store/admin/health');
+    // The Functions library loads at the connection's ready, beside the probe: wait until it is in or refused.
+    for (const end = Date.now() + 10_000; health.body.server?.scripts === 'pending' && Date.now() < end; ) {
+      await new Promise((r) => setTimeout(r, 50));
+      health = await api().get('/store/admin/health');
+    }
     expect(health.status).toBe(200);
     const { server: found } = health.body;
     expect(found.engine).toBe('redis');
     expect(found.cluster).toBe(profile.cluster);
     expect(found.max_arguments).toBe(profile.maxArguments ?? null);
     expect(found.functions).toBe(!profile.refused.includes('FUNCTION') && !profile.refused.includes('FCALL'));
+    expect(found.scripts).toBe(found.functions ? 'functions' : 'scripts');
     const commands = (found.unavailable as { command: string; reason: string }[]).map((r) => r.command);
     expect(commands.sort()).toEqual(expectedUnavailable(profile));
     for (const r of found.unavailable) expect(r.reason).toMatch(/^unknown command|^denied by ACL/);

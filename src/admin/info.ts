@@ -4,6 +4,7 @@ import { type Config, settingValue } from '../config';
 import { PACKAGE_FILE } from '../paths';
 import type { Capabilities } from '../redis/capabilities';
 import { redactUrl, redisMode } from '../redis/client';
+import type { ScriptMode } from '../redis/functions';
 import { SETTING_LIST } from '../settings';
 
 export interface BuildInfo {
@@ -46,8 +47,15 @@ export function publicConfig(config: Config): Record<string, unknown> {
   };
 }
 
-/** The capability probe's answer for health and info (null until Redis was reached once). */
-export function serverRecord(capabilities: Capabilities | undefined): Record<string, unknown> | null {
+/**
+ * The capability probe's answer for health and info (null until Redis was reached once), with how the service's
+ * scripts run: as a Functions library (FCALL), as scripts (EVALSHA) where FUNCTION is refused, or 'pending' while
+ * the library loads.
+ */
+export function serverRecord(
+  capabilities: Capabilities | undefined,
+  scripts: ScriptMode,
+): Record<string, unknown> | null {
   if (!capabilities) return null;
   const { engine, version, cluster, functions, maxArguments, refused, probedAt } = capabilities;
   return {
@@ -55,6 +63,7 @@ export function serverRecord(capabilities: Capabilities | undefined): Record<str
     version,
     cluster,
     functions,
+    scripts,
     max_arguments: maxArguments,
     probed_at: probedAt,
     unavailable: refused.map(({ command, reason, affects }) => ({ command, reason, affects })),

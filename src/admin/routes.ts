@@ -6,6 +6,7 @@ import type { Method, RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { redisMode } from '../redis/client';
+import { scriptMode } from '../redis/functions';
 import { instanceClients, instanceMetrics, instanceStats, reloadEveryWorker } from './aggregate';
 import { buildInfo, publicConfig, serverRecord } from './info';
 import { flush, keyRecord, probe } from './redis';
@@ -39,7 +40,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
       database: { status: healthy ? 'connected' : 'disconnected', type: redisMode(ctx.config), latency },
       memory,
       ...(memoryUnavailable && { memory_unavailable: memoryUnavailable }),
-      server: serverRecord(ctx.capabilities.current),
+      server: serverRecord(ctx.capabilities.current, scriptMode(ctx.redis)),
     });
   });
 
@@ -53,7 +54,7 @@ export function adminRoutes(routes: Routes, ctx: Context): void {
         authentication: ctx.authConfigured(),
         cors: ctx.config.corsOrigins.length > 0,
       },
-      server: serverRecord(ctx.capabilities.current),
+      server: serverRecord(ctx.capabilities.current, scriptMode(ctx.redis)),
     }),
   );
 

@@ -3061,6 +3061,11 @@ export interface components {
             cluster: boolean;
             /** @description `FUNCTION LOAD` and `FCALL` are allowed. */
             functions: boolean;
+            /**
+             * @description How the service's Lua runs: `functions` (its library, loaded with `FUNCTION LOAD` at each connection event, called with `FCALL`), `scripts` (`EVALSHA`, where `FUNCTION` is refused), `pending` while the library loads.
+             * @enum {string}
+             */
+            scripts: "functions" | "scripts" | "pending";
             /** @description `SVC_REDIS_MAX_ARGUMENTS`: the most words one command may have; `null` for no cap. */
             max_arguments: number | null;
             /**
