@@ -24,6 +24,8 @@ import { errorHandler } from './http/error-handler';
 import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
+import { Locks } from './locks/locks';
+import { lockRoutes } from './locks/routes';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { OPENAPI_FILE } from './paths';
@@ -173,6 +175,7 @@ export function createApp(deps: AppDeps): Apps {
           : undefined,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
+    locks: new Locks(() => ctx.store),
     access: auth,
     served: [],
     telemetry: createTelemetry(config),
@@ -210,6 +213,7 @@ export function createApp(deps: AppDeps): Apps {
   familyRoutes(data, ctx, config.limits);
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
+  lockRoutes(data, ctx);
   if (config.upstash.enabled) upstashRoutes(app, ctx, guards, heavy);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;

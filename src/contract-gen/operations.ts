@@ -126,7 +126,10 @@ export function completeOperation(
       if (when && declared && !paramNames(out).includes(name))
         out.parameters = [ref('parameters', name), ...((out.parameters as Json[]) ?? [])];
     };
-    leading('IdempotencyKey', facts.permission === 'write');
+    // `x-no-idempotency`: a write that takes no Idempotency-Key (a lock's acquire: a replayed grant would hand one
+    // owner token to two callers).
+    const idempotent = facts.permission === 'write' && !out['x-no-idempotency'];
+    leading('IdempotencyKey', idempotent);
     leading('Encoding', facts.title !== undefined && facts.method === 'get');
     const params = paramNames(out);
     const etag = params.includes('IfMatch') || params.includes('IfNoneMatchRead');
@@ -168,15 +171,12 @@ export function completeOperation(
       doc &&
       isObject((doc.components as Json | undefined)?.responses) &&
       name in ((doc.components as Json).responses as Json);
-    add('409', facts.permission === 'write' && declared('IdempotencyKeyInUse') && 'IdempotencyKeyInUse');
+    add('409', idempotent && declared('IdempotencyKeyInUse') && 'IdempotencyKeyInUse');
     add('412', params.includes('IfMatch') && 'PreconditionFailed');
     add('413', out.requestBody !== undefined && 'PayloadTooLarge');
     // A POST needs a JSON Content-Type (or a Bearer token) even without a body (http/browsers.ts).
     add('415', (out.requestBody !== undefined || facts.method === 'post') && 'UnsupportedMediaType');
-    add(
-      '422',
-      (facts.permission === 'write' || facts.answersValues) && declared('Unprocessable') && 'Unprocessable',
-    );
+    add('422', (idempotent || facts.answersValues) && declared('Unprocessable') && 'Unprocessable');
     add('429', 'TooManyRequests');
     add('500', 'ServerError');
     add('503', !out['x-no-redis'] && 'ServiceUnavailable');

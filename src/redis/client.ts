@@ -36,6 +36,14 @@ export interface ScriptCommands {
   idempotentSettle(record: string, token: string, ...outcome: (string | Buffer | number)[]): Promise<number>;
   /** An /upstash read checked against the reply budget first: key count, keys, kind, 'run' | 'size', the command. */
   upstashBounded(numberOfKeys: number, ...args: string[]): Promise<unknown>;
+  /** Takes a free lock (lock-acquire-2.lua): [1, fence] when taken, [0, holder's fence, ms left] when held. */
+  lockAcquire(lock: string, counter: string, secret: string, ttlMs: number): Promise<number[]>;
+  /** Extends a lock's TTL when `token` still holds it: 1, else 0. */
+  lockRenew(lock: string, token: string, ttlMs: number): Promise<number>;
+  /** Compare-and-delete, then tells the waiters (lock-release-1.lua): 1 when released, else 0. */
+  lockRelease(lock: string, token: string): Promise<number>;
+  /** The holder's [fence, ms left], or null when the lock is free. */
+  lockStatus(lock: string): Promise<[number, number] | null>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
@@ -126,6 +134,10 @@ function scripts(config: Config) {
     idempotentSettle: { lua: source('idempotent-settle-1.lua'), numberOfKeys: 1 },
     // The key count comes first in each call.
     upstashBounded: { lua: `${budgetHeader(config)}\n${source('upstash-bounded-n.lua')}` },
+    lockAcquire: { lua: source('lock-acquire-2.lua'), numberOfKeys: 2 },
+    lockRenew: { lua: source('lock-renew-1.lua'), numberOfKeys: 1 },
+    lockRelease: { lua: source('lock-release-1.lua'), numberOfKeys: 1 },
+    lockStatus: { lua: source('lock-status-1.lua'), numberOfKeys: 1 },
   };
 }
 

@@ -28,6 +28,11 @@ export interface Keyspace {
    * `#svc:idem:{<tag>}:<digest>`, the tag that of the written key, so that the record is in the key's slot.
    */
   idempotency(digest: string, tag?: string): string;
+  /**
+   * A lock (locks/): `#svc:lock:{<prefix><name>}`, holding its owner token with the TTL (and the channel its
+   * waiters listen on), and its fencing counter `...:fence` in the same slot, which never expires.
+   */
+  lock(name: string): { readonly key: string; readonly fence: string };
 }
 
 /** The part of a Redis key that decides its Cluster slot: the first non-empty {...}, else the whole key. */
@@ -48,5 +53,9 @@ export function createKeyspace(prefix: string): Keyspace {
     changesIn: (tag) => `${INTERNAL_PREFIX}changes:{${tag}}:${prefix}`,
     idempotency: (digest, tag) =>
       tag === undefined ? `${INTERNAL_PREFIX}idem:${digest}` : `${INTERNAL_PREFIX}idem:{${tag}}:${digest}`,
+    lock: (name) => {
+      const key = `${INTERNAL_PREFIX}lock:{${prefix}${name}}`;
+      return { key, fence: `${key}:fence` };
+    },
   };
 }
