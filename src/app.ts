@@ -30,6 +30,7 @@ import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
+import { rateLimitRoutes } from './ratelimits/routes';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
 import type { Fence } from './redis/failover-fence';
@@ -214,6 +215,7 @@ export function createApp(deps: AppDeps): Apps {
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
   lockRoutes(data, ctx);
+  rateLimitRoutes(data, ctx);
   if (config.upstash.enabled) upstashRoutes(app, ctx, guards, heavy);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;

@@ -1,8 +1,6 @@
 // Named locks with owner and fencing tokens: acquire (waiting without polling Redis), renew, release, status.
 import { randomBytes } from 'node:crypto';
-import calculateSlot from 'cluster-key-slot';
-import { Cluster } from 'ioredis';
-import { sendScript } from '../engine/send';
+import { sendInternal } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import type { Store } from '../redis/store';
 import { Wakeups } from './wakeups';
@@ -156,17 +154,8 @@ export class Locks {
     );
   }
 
-  /** A script (or `call` of a plain command) on the slot of `key`: its reply, or an API error. */
-  private async call(
-    name: string,
-    key: string,
-    argv: (string | number)[],
-    writes: boolean,
-  ): Promise<unknown> {
-    const slot = this.store.redis instanceof Cluster ? calculateSlot(key) : 0;
-    const [err, value] = await sendScript(this.store, slot, name, () => argv, writes);
-    if (err) throw toApiError(err);
-    return value;
+  private call(name: string, key: string, argv: (string | number)[], writes: boolean): Promise<unknown> {
+    return sendInternal(this.store, name, key, argv, writes);
   }
 
   /** Learned once per process from COMMAND INFO: Redis 8.4's DELEX IFEQ, Valkey 9's DELIFEQ, else our script. */

@@ -44,6 +44,8 @@ export interface ScriptCommands {
   lockRelease(lock: string, token: string): Promise<number>;
   /** The holder's [fence, ms left], or null when the lock is free. */
   lockStatus(lock: string): Promise<[number, number] | null>;
+  /** A rate-limit decision (quota-check-n.lua): key count, policy, overrides, counters, mode, cost, identifiers. */
+  quotaCheck(numberOfKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
@@ -138,6 +140,8 @@ function scripts(config: Config) {
     lockRenew: { lua: source('lock-renew-1.lua'), numberOfKeys: 1 },
     lockRelease: { lua: source('lock-release-1.lua'), numberOfKeys: 1 },
     lockStatus: { lua: source('lock-status-1.lua'), numberOfKeys: 1 },
+    // The key count comes first in each call.
+    quotaCheck: { lua: source('quota-check-n.lua') },
   };
 }
 
@@ -189,7 +193,7 @@ export function createRedis(config: Config): RedisClient {
       scripts: options.scripts,
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
-      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded'],
+      autoPipeliningIgnoredCommands: ['typedBatch', 'idempotent', 'upstashBounded', 'quotaCheck'],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),

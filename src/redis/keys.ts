@@ -33,6 +33,11 @@ export interface Keyspace {
    * waiters listen on), and its fencing counter `...:fence` in the same slot, which never expires.
    */
   lock(name: string): { readonly key: string; readonly fence: string };
+  /**
+   * A rate-limit policy (ratelimits/): `#svc:quota:{<prefix><policy>}` (a hash), its overrides `...:over` and one
+   * counter per identifier `...:id:<identifier>`, all in one slot so that several identifiers are decided at once.
+   */
+  quota(policy: string): { readonly policy: string; readonly overrides: string; counter(id: string): string };
 }
 
 /** The part of a Redis key that decides its Cluster slot: the first non-empty {...}, else the whole key. */
@@ -56,6 +61,10 @@ export function createKeyspace(prefix: string): Keyspace {
     lock: (name) => {
       const key = `${INTERNAL_PREFIX}lock:{${prefix}${name}}`;
       return { key, fence: `${key}:fence` };
+    },
+    quota: (policy) => {
+      const key = `${INTERNAL_PREFIX}quota:{${prefix}${policy}}`;
+      return { policy: key, overrides: `${key}:over`, counter: (id) => `${key}:id:${id}` };
     },
   };
 }
