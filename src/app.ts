@@ -176,7 +176,10 @@ export function createApp(deps: AppDeps): Apps {
           : undefined,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
-    locks: new Locks(() => ctx.store),
+    locks: new Locks(
+      () => ctx.store,
+      () => ctx.telemetry.metrics,
+    ),
     access: auth,
     served: [],
     telemetry: createTelemetry(config),

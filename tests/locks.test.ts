@@ -7,9 +7,10 @@ import { started, until } from './support/until';
 const tenant = apiKey('tenant', ['read', 'write'], 'tenant-a:');
 const reader = apiKey('reader', ['read']);
 const owner = apiKey('owner', ['read', 'write']);
+const admin = apiKey('admin', ['admin']);
 let t: TestApp;
 beforeAll(async () => {
-  t = await testApp('locks', { SVC_API_KEYS: JSON.stringify({ keys: [tenant, reader, owner] }) });
+  t = await testApp('locks', { SVC_API_KEYS: JSON.stringify({ keys: [tenant, reader, owner, admin] }) });
 });
 afterAll(async () => {
   const internal = await t.raw.keys(`#svc:lock:{${t.prefix}*`);
@@ -181,5 +182,22 @@ describe('bad input', () => {
   test('when a name breaks the key rule or a token is malformed, then 400', async () => {
     expect((await acquire('bad name', { ttl_ms: 1000 })).body.error).toBe('invalid_key');
     expect((await release('job:bad', 'no-dot')).body.error).toBe('invalid_request');
+  });
+});
+
+describe('metrics', () => {
+  test('when locks are taken, refused and lost, then svc_locks_operations_total counts each outcome', async () => {
+    const { body } = await acquire('job:m', { ttl_ms: 10_000 });
+    await acquire('job:m', { ttl_ms: 10_000 });
+    await release('job:m', body.token);
+    await release('job:m', body.token);
+    const text = (await as(admin, request(t.data).get('/store/admin/metrics'))).text;
+    for (const outcome of [
+      'operation="acquire",outcome="ok"',
+      'operation="acquire",outcome="held"',
+      'operation="release",outcome="lost"',
+    ])
+      expect(text).toMatch(new RegExp(`svc_locks_operations_total\\{${outcome}\\} [1-9]`));
+    expect(text).toMatch(/^svc_locks_waiting 0$/m);
   });
 });

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { sendInternal } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
+import type { Metrics } from '../observability/metrics';
 import type { Store } from '../redis/store';
 import { Wakeups } from './wakeups';
 
@@ -47,7 +48,10 @@ export class Locks {
   private compareAndDelete?: Promise<CompareAndDelete>;
 
   /** `store` is read when first needed: the app builds it in the same context as this. */
-  constructor(private readonly storeOf: () => Store) {
+  constructor(
+    private readonly storeOf: () => Store,
+    private readonly metricsOf?: () => Metrics,
+  ) {
     this.wakeups = new Wakeups(() => storeOf().redis);
   }
 
@@ -64,7 +68,11 @@ export class Locks {
    * Takes the lock, waiting up to `waitMs` for it: the first attempt, then one more per release message on its
    * channel and one when the holder's TTL runs out; 409 lock_held when the wait ends first.
    */
-  async acquire(
+  acquire(name: string, ttlMs: number, waitMs: number, signal: AbortSignal, client: string): Promise<Grant> {
+    return this.counted('acquire', this.take(name, ttlMs, waitMs, signal, client));
+  }
+
+  private async take(
     name: string,
     ttlMs: number,
     waitMs: number,
@@ -99,14 +107,22 @@ export class Locks {
     }
   }
 
-  async renew(name: string, token: string, ttlMs: number): Promise<Grant> {
+  renew(name: string, token: string, ttlMs: number): Promise<Grant> {
+    return this.counted('renew', this.extend(name, token, ttlMs));
+  }
+
+  private async extend(name: string, token: string, ttlMs: number): Promise<Grant> {
     const { key } = this.store.keyspace.lock(name);
     const renewed = await this.call('lockRenew', key, [key, token, ttlMs], true);
     if (renewed !== 1) throw lockLost(name);
     return { name, token, fence: fenceOf(token), ttl_ms: ttlMs, expires_at: expiresAt(ttlMs) };
   }
 
-  async release(name: string, token: string): Promise<void> {
+  release(name: string, token: string): Promise<void> {
+    return this.counted('release', this.giveBack(name, token));
+  }
+
+  private async giveBack(name: string, token: string): Promise<void> {
     const { key } = this.store.keyspace.lock(name);
     const how = await this.capability();
     const released =
@@ -126,6 +142,23 @@ export class Locks {
 
   close(): void {
     this.wakeups.close();
+  }
+
+  /** `work`'s outcome in svc_locks_operations_total. */
+  private async counted<T>(operation: 'acquire' | 'renew' | 'release', work: Promise<T>): Promise<T> {
+    const metrics = this.metricsOf?.();
+    try {
+      const value = await work;
+      metrics?.lockOperation(operation, 'ok');
+      return value;
+    } catch (err) {
+      const type = err instanceof ApiError ? err.type : '';
+      metrics?.lockOperation(
+        operation,
+        type === 'lock_held' ? 'held' : type === 'lock_lost' ? 'lost' : 'error',
+      );
+      throw err;
+    }
   }
 
   /** One attempt: [1, fence] and the secret when taken, [0, holder's fence, ms left] when held. */
@@ -190,10 +223,12 @@ export class Locks {
       );
     this.waiting++;
     this.perClient.set(client, held + 1);
+    this.metricsOf?.().lockWaiters(1);
   }
 
   private exit(client: string): void {
     this.waiting--;
+    this.metricsOf?.().lockWaiters(-1);
     const left = (this.perClient.get(client) ?? 1) - 1;
     if (left > 0) this.perClient.set(client, left);
     else this.perClient.delete(client);

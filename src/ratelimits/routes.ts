@@ -35,7 +35,10 @@ interface Identified {
 function identifiersOf({ identifier, identifiers }: Identified): string[] {
   const all = [...(identifier === undefined ? [] : [identifier]), ...(identifiers ?? [])];
   if (all.length === 0 || all.length > 100)
-    throw new ApiError('invalid_request', 'Give 1 to 100 identifiers in all (`identifier` and/or `identifiers`)');
+    throw new ApiError(
+      'invalid_request',
+      'Give 1 to 100 identifiers in all (`identifier` and/or `identifiers`)',
+    );
   return all;
 }
 
@@ -62,7 +65,9 @@ export function rateLimitRoutes(routes: Routes, ctx: Context): void {
     routes.custom('post', `${base}/${mode}`, async (input, _req, res) => {
       const name = named(res, input, mode === 'check' ? 'write' : 'read');
       const body = input.body as Identified;
-      sendDecision(res, await policies.decide(name, mode, identifiersOf(body), body.cost ?? 1));
+      const decision = await policies.decide(name, mode, identifiersOf(body), body.cost ?? 1);
+      ctx.telemetry.metrics.rateLimitDecision(mode, decision.allowed);
+      sendDecision(res, decision);
     });
   routes.custom('post', `${base}/reset`, async (input, _req, res) => {
     const name = named(res, input, 'write');
