@@ -1,14 +1,17 @@
-// Named locks with owner and fencing tokens: acquire (waiting without polling Redis), renew, release, status.
+// Named locks and semaphores with owner and fencing tokens: acquire (waiting without polling Redis), renew,
+// release, status.
 import { randomBytes } from 'node:crypto';
-import { sendInternal } from '../engine/send';
 import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import type { Metrics } from '../observability/metrics';
 import type { Store } from '../redis/store';
+import { type Attempt, type Kind, lockKind, semaphoreKind } from './kinds';
 import { Wakeups } from './wakeups';
 
 /** Acquires waiting at once in one process, and per client (a credential, else an address): 503 / 429 beyond. */
 export const MAX_WAITING = 10_000;
 export const MAX_WAITING_PER_CLIENT = 100;
+
+export type KindName = 'lock' | 'semaphore';
 
 export interface Grant {
   name: string;
@@ -28,24 +31,21 @@ export interface Holder {
   expires_at: string | null;
 }
 
-/** How a server deletes a key only when it holds a value: a command of its own, else our script. */
-type CompareAndDelete = 'DELEX' | 'DELIFEQ' | 'script';
-
 const expiresAt = (ms: number) => new Date(Date.now() + ms).toISOString();
 const fenceOf = (token: string) => Number(token.slice(0, token.indexOf('.')));
 
-export function lockLost(name: string): ApiError {
+function lost(kind: Kind, name: string): ApiError {
   return new ApiError(
     'lock_lost',
-    `The lock '${name}' is no longer held with this token: it expired or was released, and may be held by another owner now (stop using the resource it protects)`,
+    `The ${kind.noun} '${name}' is no longer held with this token: it expired or was released, and may be held by another owner now (stop using the resource it protects)`,
   );
 }
 
 export class Locks {
   readonly wakeups: Wakeups;
+  private readonly kinds: Record<KindName, Kind> = { lock: lockKind(), semaphore: semaphoreKind() };
   private waiting = 0;
   private readonly perClient = new Map<string, number>();
-  private compareAndDelete?: Promise<CompareAndDelete>;
 
   /** `store` is read when first needed: the app builds it in the same context as this. */
   constructor(
@@ -65,22 +65,36 @@ export class Locks {
   }
 
   /**
-   * Takes the lock, waiting up to `waitMs` for it: the first attempt, then one more per release message on its
-   * channel and one when the holder's TTL runs out; 409 lock_held when the wait ends first.
+   * Takes the lock (or one of a semaphore's `limit` places), waiting up to `waitMs` for it: the first attempt,
+   * then one more per release message on its channel and one when a holder's TTL runs out; 409 lock_held when the
+   * wait ends first.
    */
-  acquire(name: string, ttlMs: number, waitMs: number, signal: AbortSignal, client: string): Promise<Grant> {
-    return this.counted('acquire', this.take(name, ttlMs, waitMs, signal, client));
-  }
-
-  private async take(
+  acquire(
+    kindName: KindName,
     name: string,
-    ttlMs: number,
-    waitMs: number,
+    { ttlMs, waitMs, limit = 1 }: { ttlMs: number; waitMs: number; limit?: number },
     signal: AbortSignal,
     client: string,
   ): Promise<Grant> {
-    if (waitMs === 0) return this.granted(name, ttlMs, await this.attempt(name, ttlMs));
-    const { key } = this.store.keyspace.lock(name);
+    const kind = this.kinds[kindName];
+    return this.counted('acquire', this.take(kind, name, ttlMs, waitMs, limit, signal, client));
+  }
+
+  private async take(
+    kind: Kind,
+    name: string,
+    ttlMs: number,
+    waitMs: number,
+    limit: number,
+    signal: AbortSignal,
+    client: string,
+  ): Promise<Grant> {
+    const attempt = async (): Promise<[Attempt, string]> => {
+      const secret = randomBytes(12).toString('base64url');
+      return [await kind.attempt(this.store, name, secret, ttlMs, limit), secret];
+    };
+    if (waitMs === 0) return this.granted(kind, name, ttlMs, limit, await attempt());
+    const { key } = kind.keys(this.store, name);
     this.enter(client);
     try {
       await this.wakeups.join(key).catch((err: unknown) => {
@@ -89,16 +103,16 @@ export class Locks {
       const deadline = Date.now() + waitMs;
       for (;;) {
         const since = this.wakeups.generation(key);
-        const reply = await this.attempt(name, ttlMs);
-        if (reply[0] === 1 || Date.now() >= deadline || signal.aborted) {
-          const grant = this.granted(name, ttlMs, reply);
+        const reply = await attempt();
+        if (reply[0][0] === 1 || Date.now() >= deadline || signal.aborted) {
+          const grant = this.granted(kind, name, ttlMs, limit, reply);
           // Taken for a client that left meanwhile: give it back rather than hold it for the TTL.
-          if (signal.aborted) await this.release(name, grant.token).catch(() => {});
+          if (signal.aborted) await kind.release(this.store, name, grant.token).catch(() => {});
           return grant;
         }
-        // Woken by a release, else when the holder's TTL would run out (it may have died holding it).
+        // Woken by a release, else when a holder's TTL would run out (it may have died holding it).
         const left = deadline - Date.now();
-        const holderLeft = (reply[2] ?? -1) >= 0 ? (reply[2] as number) + 1 : left;
+        const holderLeft = (reply[0][2] ?? -1) >= 0 ? (reply[0][2] as number) + 1 : left;
         await this.wakeups.sleep(key, since, Math.min(left, holderLeft), signal);
       }
     } finally {
@@ -107,37 +121,39 @@ export class Locks {
     }
   }
 
-  renew(name: string, token: string, ttlMs: number): Promise<Grant> {
-    return this.counted('renew', this.extend(name, token, ttlMs));
+  renew(kindName: KindName, name: string, token: string, ttlMs: number): Promise<Grant> {
+    const kind = this.kinds[kindName];
+    return this.counted(
+      'renew',
+      kind.renew(this.store, name, token, ttlMs).then((renewed) => {
+        if (renewed !== 1) throw lost(kind, name);
+        return { name, token, fence: fenceOf(token), ttl_ms: ttlMs, expires_at: expiresAt(ttlMs) };
+      }),
+    );
   }
 
-  private async extend(name: string, token: string, ttlMs: number): Promise<Grant> {
-    const { key } = this.store.keyspace.lock(name);
-    const renewed = await this.call('lockRenew', key, [key, token, ttlMs], true);
-    if (renewed !== 1) throw lockLost(name);
-    return { name, token, fence: fenceOf(token), ttl_ms: ttlMs, expires_at: expiresAt(ttlMs) };
-  }
-
-  release(name: string, token: string): Promise<void> {
-    return this.counted('release', this.giveBack(name, token));
-  }
-
-  private async giveBack(name: string, token: string): Promise<void> {
-    const { key } = this.store.keyspace.lock(name);
-    const how = await this.capability();
-    const released =
-      how === 'script'
-        ? await this.call('lockRelease', key, [key, token], true)
-        : await this.call('call', key, how === 'DELEX' ? [how, key, 'IFEQ', token] : [how, key, token], true);
-    if (released !== 1) throw lockLost(name);
-    if (how !== 'script') await this.store.redis.publish(key, '').catch(() => {});
+  release(kindName: KindName, name: string, token: string): Promise<void> {
+    const kind = this.kinds[kindName];
+    return this.counted(
+      'release',
+      kind.release(this.store, name, token).then((released) => {
+        if (released !== 1) throw lost(kind, name);
+      }),
+    );
   }
 
   async status(name: string): Promise<Holder> {
-    const { key } = this.store.keyspace.lock(name);
-    const reply = (await this.call('lockStatus', key, [key], false)) as [number, number] | null;
+    const reply = await this.kinds.lock.status(this.store, name);
     if (!reply) return { name, held: false, fence: null, ttl_ms: null, expires_at: null };
-    return { name, held: true, fence: reply[0], ttl_ms: reply[1], expires_at: expiresAt(reply[1]) };
+    const [fence, ttl] = reply as [number, number];
+    return { name, held: true, fence, ttl_ms: ttl, expires_at: expiresAt(ttl) };
+  }
+
+  /** A semaphore's holders now, the largest fencing token among them and when the first one's TTL runs out. */
+  async semaphoreStatus(name: string) {
+    const [holders = 0, fence, ttl] = (await this.kinds.semaphore.status(this.store, name)) ?? [];
+    if (holders === 0) return { name, holders: 0, fence: null, next_expiry_ms: null };
+    return { name, holders, fence: fence as number, next_expiry_ms: ttl as number };
   }
 
   close(): void {
@@ -161,48 +177,34 @@ export class Locks {
     }
   }
 
-  /** One attempt: [1, fence] and the secret when taken, [0, holder's fence, ms left] when held. */
-  private async attempt(name: string, ttlMs: number): Promise<[number, number, number?, string?]> {
-    const { key, fence } = this.store.keyspace.lock(name);
-    const secret = randomBytes(12).toString('base64url');
-    const reply = (await this.call('lockAcquire', key, [key, fence, secret, ttlMs], true)) as number[];
-    return reply[0] === 1 ? [1, reply[1] as number, undefined, secret] : [0, reply[1] as number, reply[2]];
-  }
-
   private granted(
+    kind: Kind,
     name: string,
     ttlMs: number,
-    [taken, fence, leftMs, secret]: [number, number, number?, string?],
+    limit: number,
+    [reply, secret]: [Attempt, string],
   ): Grant {
+    const [taken, fence, leftMs = 0] = reply;
     if (taken === 1)
       return { name, token: `${fence}.${secret}`, fence, ttl_ms: ttlMs, expires_at: expiresAt(ttlMs) };
-    const seconds = Math.max(1, Math.ceil((leftMs ?? 0) / 1000));
+    const retryAfter = Math.max(1, Math.ceil(leftMs / 1000));
+    if (kind.noun === 'semaphore')
+      throw new ApiError(
+        'lock_held',
+        `All ${limit} places of the semaphore '${name}' are held (${fence} holders); the first ends in up to ${leftMs} ms`,
+        {
+          details: { holders: fence, ttl_ms: leftMs },
+          retryAfter,
+        },
+      );
     throw new ApiError(
       'lock_held',
       `The lock '${name}' is held (fencing token ${fence}) for up to ${leftMs} ms more`,
       {
         details: { fence, ttl_ms: leftMs },
-        retryAfter: seconds,
+        retryAfter,
       },
     );
-  }
-
-  private call(name: string, key: string, argv: (string | number)[], writes: boolean): Promise<unknown> {
-    return sendInternal(this.store, name, key, argv, writes);
-  }
-
-  /** Learned once per process from COMMAND INFO: Redis 8.4's DELEX IFEQ, Valkey 9's DELIFEQ, else our script. */
-  private capability(): Promise<CompareAndDelete> {
-    this.compareAndDelete ??= (
-      this.store.redis.call('COMMAND', 'INFO', 'DELEX', 'DELIFEQ') as Promise<unknown[]>
-    ).then(
-      ([delex, delifeq]) => (delex ? 'DELEX' : delifeq ? 'DELIFEQ' : 'script'),
-      () => {
-        this.compareAndDelete = undefined;
-        return 'script' as const;
-      },
-    );
-    return this.compareAndDelete;
   }
 
   private enter(client: string): void {

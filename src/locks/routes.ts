@@ -1,4 +1,5 @@
-// /store/locks/{name}: acquire (may wait), renew, release with the owner token, status without it.
+// /store/locks/{name} and /store/semaphores/{name}: acquire (may wait), renew, release with the owner token,
+// status without it.
 import type { Response } from 'express';
 import type { Context } from '../context';
 import { ApiError } from '../errors';
@@ -6,6 +7,7 @@ import { clientIdentity } from '../http/client-address';
 import type { RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
+import type { KindName } from './locks';
 
 /** Aborted when the client goes away before its answer was sent: a waiting acquire stops waiting. */
 function abandoned(res: Response): AbortSignal {
@@ -16,6 +18,13 @@ function abandoned(res: Response): AbortSignal {
   return controller.signal;
 }
 
+interface Body {
+  token: string;
+  ttl_ms: number;
+  wait_ms?: number;
+  limit?: number;
+}
+
 export function lockRoutes(routes: Routes, ctx: Context): void {
   const clientOf = clientIdentity(ctx.config.ipv6PrefixLength);
   const named = (res: Response, { params }: RequestInput, permission: 'read' | 'write') => {
@@ -23,25 +32,35 @@ export function lockRoutes(routes: Routes, ctx: Context): void {
     ctx.access.authorize(res, permission, [name]);
     return name;
   };
-  routes.custom('post', '/store/locks/{name}/acquire', async (input, req, res) => {
-    const name = named(res, input, 'write');
-    const { ttl_ms, wait_ms = 0 } = input.body as { ttl_ms: number; wait_ms?: number };
-    const signal = abandoned(res);
-    const grant = await ctx.locks.acquire(name, ttl_ms, wait_ms, signal, clientOf(req, res));
-    if (signal.aborted) throw new ApiError('service_unavailable', 'The client went away');
-    sendJson(res, 200, { acquired: true, ...grant });
-  });
-  routes.custom('post', '/store/locks/{name}/renew', async (input, _req, res) => {
-    const name = named(res, input, 'write');
-    const { token, ttl_ms } = input.body as { token: string; ttl_ms: number };
-    sendJson(res, 200, { renewed: true, ...(await ctx.locks.renew(name, token, ttl_ms)) });
-  });
-  routes.custom('post', '/store/locks/{name}/release', async (input, _req, res) => {
-    const name = named(res, input, 'write');
-    await ctx.locks.release(name, (input.body as { token: string }).token);
-    sendJson(res, 200, { released: true, name });
-  });
+  const kinds: [KindName, string][] = [
+    ['lock', '/store/locks/{name}'],
+    ['semaphore', '/store/semaphores/{name}'],
+  ];
+  for (const [kind, base] of kinds) {
+    routes.custom('post', `${base}/acquire`, async (input, req, res) => {
+      const name = named(res, input, 'write');
+      const { ttl_ms, wait_ms = 0, limit } = input.body as unknown as Body;
+      const signal = abandoned(res);
+      const options = { ttlMs: ttl_ms, waitMs: wait_ms, limit };
+      const grant = await ctx.locks.acquire(kind, name, options, signal, clientOf(req, res));
+      if (signal.aborted) throw new ApiError('service_unavailable', 'The client went away');
+      sendJson(res, 200, { acquired: true, ...grant });
+    });
+    routes.custom('post', `${base}/renew`, async (input, _req, res) => {
+      const name = named(res, input, 'write');
+      const { token, ttl_ms } = input.body as unknown as Body;
+      sendJson(res, 200, { renewed: true, ...(await ctx.locks.renew(kind, name, token, ttl_ms)) });
+    });
+    routes.custom('post', `${base}/release`, async (input, _req, res) => {
+      const name = named(res, input, 'write');
+      await ctx.locks.release(kind, name, (input.body as unknown as Body).token);
+      sendJson(res, 200, { released: true, name });
+    });
+  }
   routes.custom('get', '/store/locks/{name}', async (input, _req, res) => {
     sendJson(res, 200, await ctx.locks.status(named(res, input, 'read')));
+  });
+  routes.custom('get', '/store/semaphores/{name}', async (input, _req, res) => {
+    sendJson(res, 200, await ctx.locks.semaphoreStatus(named(res, input, 'read')));
   });
 }

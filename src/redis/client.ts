@@ -44,6 +44,18 @@ export interface ScriptCommands {
   lockRelease(lock: string, token: string): Promise<number>;
   /** The holder's [fence, ms left], or null when the lock is free. */
   lockStatus(lock: string): Promise<[number, number] | null>;
+  /** Takes a semaphore place (semaphore-acquire-2.lua): [1, fence] when taken, [0, holders, ms left] when full. */
+  semaphoreAcquire(
+    holders: string,
+    counter: string,
+    secret: string,
+    ttlMs: number,
+    limit: number,
+  ): Promise<number[]>;
+  /** Renews (ttlMs > 0) or releases (0) a place while `token` holds it: 1, else 0. */
+  semaphoreHold(holders: string, token: string, ttlMs: number): Promise<number>;
+  /** [holders, largest fence held, ms until the first expires], or [0]. */
+  semaphoreStatus(holders: string): Promise<number[]>;
   /** A rate-limit decision (quota-check-n.lua): key count, policy, overrides, counters, mode, cost, identifiers. */
   quotaCheck(numberOfKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
@@ -140,6 +152,9 @@ function scripts(config: Config) {
     lockRenew: { lua: source('lock-renew-1.lua'), numberOfKeys: 1 },
     lockRelease: { lua: source('lock-release-1.lua'), numberOfKeys: 1 },
     lockStatus: { lua: source('lock-status-1.lua'), numberOfKeys: 1 },
+    semaphoreAcquire: { lua: source('semaphore-acquire-2.lua'), numberOfKeys: 2 },
+    semaphoreHold: { lua: source('semaphore-hold-1.lua'), numberOfKeys: 1 },
+    semaphoreStatus: { lua: source('semaphore-status-1.lua'), numberOfKeys: 1 },
     // The key count comes first in each call.
     quotaCheck: { lua: source('quota-check-n.lua') },
   };

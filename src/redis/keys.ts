@@ -33,6 +33,8 @@ export interface Keyspace {
    * waiters listen on), and its fencing counter `...:fence` in the same slot, which never expires.
    */
   lock(name: string): { readonly key: string; readonly fence: string };
+  /** A semaphore (locks/): `#svc:sem:{<prefix><name>}`, a sorted set of its holders, and its fencing counter. */
+  semaphore(name: string): { readonly key: string; readonly fence: string };
   /**
    * A rate-limit policy (ratelimits/): `#svc:quota:{<prefix><policy>}` (a hash), its overrides `...:over` and one
    * counter per identifier `...:id:<identifier>`, all in one slot so that several identifiers are decided at once.
@@ -60,6 +62,10 @@ export function createKeyspace(prefix: string): Keyspace {
       tag === undefined ? `${INTERNAL_PREFIX}idem:${digest}` : `${INTERNAL_PREFIX}idem:{${tag}}:${digest}`,
     lock: (name) => {
       const key = `${INTERNAL_PREFIX}lock:{${prefix}${name}}`;
+      return { key, fence: `${key}:fence` };
+    },
+    semaphore: (name) => {
+      const key = `${INTERNAL_PREFIX}sem:{${prefix}${name}}`;
       return { key, fence: `${key}:fence` };
     },
     quota: (policy) => {
