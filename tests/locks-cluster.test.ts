@@ -45,6 +45,12 @@ test('when locks on every node are acquired, released and waited for, then each 
   }
 });
 
+test('when locks are held on every node, then the list walks every master and finds them all', async () => {
+  const res = await request(t.data).get('/store/locks');
+  expect(res.body.complete).toBe(true);
+  expect(res.body.locks.map((l: { name: string }) => l.name).sort()).toEqual(NAMES);
+});
+
 test('when a policy checks several identifiers on a cluster, then they are decided together in one slot', async () => {
   for (const name of NAMES) {
     const policy = `rl:${name}`;

@@ -201,3 +201,24 @@ describe('metrics', () => {
     expect(text).toMatch(/^svc_locks_waiting 0$/m);
   });
 });
+
+describe('the list of held locks', () => {
+  test('when locks are held under a prefix, then the list shows them with their fences, and a tenant sees only its own', async () => {
+    const a = await acquire('list:a', { ttl_ms: 60_000 });
+    await acquire('list:b', { ttl_ms: 60_000 });
+    await acquire('tenant-a:list', { ttl_ms: 60_000 }, tenant);
+    const res = await as(owner, request(t.data).get('/store/locks?prefix=list:'));
+    expect(res.status).toBe(200);
+    expect(res.body.complete).toBe(true);
+    const names = res.body.locks.map((l: { name: string }) => l.name).sort();
+    expect(names).toEqual(['list:a', 'list:b']);
+    expect(res.body.locks.find((l: { name: string }) => l.name === 'list:a')).toMatchObject({
+      fence: a.body.fence,
+    });
+    const own = await as(tenant, request(t.data).get('/store/locks'));
+    const ownNames = own.body.locks.map((l: { name: string }) => l.name);
+    expect(ownNames).toContain('tenant-a:list');
+    expect(ownNames.every((n: string) => n.startsWith('tenant-a:'))).toBe(true);
+    expect((await as(tenant, request(t.data).get('/store/locks?prefix=list:'))).status).toBe(403);
+  });
+});

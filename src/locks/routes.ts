@@ -7,6 +7,8 @@ import { clientIdentity } from '../http/client-address';
 import type { RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
+import { scopedPrefix } from '../routes/keys';
+import { heldLocks } from './list';
 import type { KindName } from './locks';
 
 /** Aborted when the client goes away before its answer was sent: a waiting acquire stops waiting. */
@@ -57,6 +59,11 @@ export function lockRoutes(routes: Routes, ctx: Context): void {
       sendJson(res, 200, { released: true, name });
     });
   }
+  routes.custom('get', '/store/locks', async ({ query }, _req, res) => {
+    const prefix = scopedPrefix(res, (query.prefix as string | undefined) ?? '');
+    const limit = (query.limit as number | undefined) ?? 100;
+    sendJson(res, 200, await heldLocks(ctx.redis, ctx.keyspace, prefix, limit));
+  });
   routes.custom('get', '/store/locks/{name}', async (input, _req, res) => {
     sendJson(res, 200, await ctx.locks.status(named(res, input, 'read')));
   });
