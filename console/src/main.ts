@@ -5,10 +5,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { GatewayError } from '../../clients/typescript/src/index';
 import { ChangesView, useFeed } from './feed';
 import { KeysView } from './keys';
+import { LocksView } from './locks';
 import { ServiceView } from './service';
 import { describe, forget, type Session, savedToken, signIn } from './session';
 
-type Tab = 'keys' | 'changes' | 'service';
+type Tab = 'keys' | 'changes' | 'locks' | 'service';
 
 function SignIn({ onSession, problem }: { onSession: (s: Session) => void; problem: string }) {
   const [token, setToken] = useState('');
@@ -41,6 +42,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
   const tabs: [Tab, string][] = [
     ['keys', 'Keys'],
     ['changes', 'Changes'],
+    ['locks', 'Locks'],
   ];
   if (session.isAdmin) tabs.push(['service', 'Service']);
   return html`<header class="bar">
@@ -54,6 +56,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
     </header>
     ${tab === 'keys' && html`<${KeysView} session=${session} feed=${feed} />`}
     ${tab === 'changes' && html`<${ChangesView} feed=${feed} />`}
+    ${tab === 'locks' && html`<${LocksView} session=${session} />`}
     ${tab === 'service' && html`<${ServiceView} session=${session} />`}`;
 }
 

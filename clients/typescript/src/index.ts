@@ -18,7 +18,7 @@ export { type ErrorBody, type ErrorType, GatewayError } from './errors.js';
 export type { Fields, HashSetOptions, HashValue } from './hashes.js';
 export type { KeyEntry, ListOptions } from './keys.js';
 export type { End } from './lists.js';
-export type { AcquireOptions, LockGrant, LockStatus, WithLockOptions } from './locks.js';
+export type { AcquireOptions, HeldLock, LockGrant, LockStatus, WithLockOptions } from './locks.js';
 export type { RateLimitDecision, RateLimitPolicy } from './ratelimits.js';
 export { delayFor, type RetryOptions, repeatable } from './retry.js';
 export type { components, paths } from './schema.js';

@@ -5,6 +5,11 @@ import { type Api, type CallOptions, unwrap } from './transport.js';
 
 export type LockGrant = components['schemas']['LockGrant'];
 export type LockStatus = components['schemas']['LockStatus'];
+export interface HeldLock {
+  name: string;
+  fence: number;
+  ttl_ms: number;
+}
 
 export interface AcquireOptions extends CallOptions {
   /** How long the lock lasts unless renewed (default 10 s). */
@@ -59,6 +64,14 @@ export function locks(api: Api) {
     renew,
     /** Gives the lock back; GatewayError `lock_lost` when the token no longer held it. */
     release,
+    /** The locks held now whose name starts with `prefix` (at most `limit`), with their fencing tokens and TTL left. */
+    async list(options: CallOptions & { prefix?: string; limit?: number } = {}) {
+      const { prefix, limit, signal } = options;
+      const { data } = await unwrap(
+        api.GET('/store/locks', { params: { query: { prefix, limit } }, signal }),
+      );
+      return data as { locks: HeldLock[]; complete: boolean };
+    },
     /** Who holds the lock (its fencing token and TTL left), without the owner token. */
     async status(name: string, options: CallOptions = {}): Promise<LockStatus> {
       return (await unwrap(api.GET('/store/locks/{name}', { ...at(name), signal: options.signal }))).data;

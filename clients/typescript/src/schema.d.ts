@@ -1782,6 +1782,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/store/locks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The locks held now
+         * @description Up to `limit` locks held now whose name starts with `prefix` (a tenant's prefix applied, another one `403`), each with its fencing token and the milliseconds its TTL has left; never owner tokens. A bounded walk (`SCAN`, at most 20 calls per Redis master): `complete: false` when it stopped before the end. What the console's Locks tab shows.
+         */
+        get: operations["listLocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/locks/{name}/acquire": {
         parameters: {
             query?: never;
@@ -1884,6 +1904,110 @@ export interface paths {
          * @description Who holds the lock, without the owner token: `held`, the holder's fencing token `fence` and the milliseconds its TTL has left (`null` when free). A read: it may be stale as soon as it is answered.
          */
         get: operations["getLock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}/acquire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take one of a semaphore's places, optionally waiting for one
+         * @description As a lock's acquire, for a semaphore of `limit` places: granted while fewer than `limit` holders hold it (expired ones do not count), with an owner token and a fencing token that grows with each grant of this name. Each acquire names the `limit` it counts against: use the same one everywhere. A full semaphore is `409 lock_held` (the holders and when the first one's TTL runs out in `details`), or a wait woken by a release or a holder's expiry, as for locks.
+         */
+        post: operations["acquireSemaphore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew a semaphore place you hold
+         * @description As a lock's renew, for the place `token` holds.
+         */
+        post: operations["renewSemaphore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a semaphore place you hold
+         * @description As a lock's release (one script checks the token, removes the place and wakes the waiting acquires).
+         */
+        post: operations["releaseSemaphore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * How many hold a semaphore
+         * @description The places held now (`holders`), the largest fencing token among them and the milliseconds until the first one's TTL runs out (`null` when none is held); never the owner tokens.
+         */
+        get: operations["getSemaphore"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3015,11 +3139,24 @@ export interface components {
         LockToken: string;
         LockAcquireRequest: {
             ttl_ms: components["schemas"]["LockTtl"];
-            /**
-             * @description Milliseconds to wait for the lock when it is held, 0..60000; 0 answers at once.
-             * @default 0
-             */
-            wait_ms?: number;
+            wait_ms?: components["schemas"]["LockWait"];
+        };
+        /**
+         * @description Milliseconds to wait when it is held, 0..60000; 0 answers at once.
+         * @default 0
+         */
+        LockWait: number;
+        SemaphoreAcquireRequest: {
+            /** @description How many may hold the semaphore at once. */
+            limit: number;
+            ttl_ms: components["schemas"]["LockTtl"];
+            wait_ms?: components["schemas"]["LockWait"];
+        };
+        SemaphoreStatus: {
+            name: string;
+            holders: number;
+            fence: number | null;
+            next_expiry_ms: number | null;
         };
         LockRenewRequest: {
             token: components["schemas"]["LockToken"];
@@ -10058,6 +10195,67 @@ export interface operations {
             "4XX": components["responses"]["RequestRejected"];
         };
     };
+    listLocks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
+                 * @example user:
+                 */
+                prefix?: components["parameters"]["KeyPrefix"];
+                /**
+                 * @description The most keys a page holds: a whole number from 1 to 1000; default 100.
+                 * @example 100
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The locks found. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "locks": [
+                     *         {
+                     *           "name": "reports:daily",
+                     *           "fence": 1764318000123456,
+                     *           "ttl_ms": 7310
+                     *         }
+                     *       ],
+                     *       "complete": true
+                     *     }
+                     */
+                    "application/json": {
+                        locks: {
+                            name: string;
+                            fence: number;
+                            ttl_ms: number;
+                        }[];
+                        complete: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     acquireLock: {
         parameters: {
             query?: never;
@@ -10265,6 +10463,223 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LockStatus"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acquireSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 3,
+                 *       "ttl_ms": 10000,
+                 *       "wait_ms": 5000
+                 *     }
+                 */
+                "application/json": components["schemas"]["SemaphoreAcquireRequest"];
+            };
+        };
+        responses: {
+            /** @description A place is yours until `expires_at` unless renewed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "acquired": true,
+                     *       "name": "exports",
+                     *       "token": "1764318000123456.q9Xh2v0cM1sbT3nE",
+                     *       "fence": 1764318000123456,
+                     *       "ttl_ms": 10000,
+                     *       "expires_at": "2025-11-28T08:20:10.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LockGrant"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description `lock_held`: every place is held (and stayed so for `wait_ms`). Nothing was changed. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "lock_held",
+                     *       "message": "All 3 places of the semaphore 'exports' are held (3 holders); the first ends in up to 8200 ms",
+                     *       "status": 409,
+                     *       "timestamp": "2025-01-15T10:30:00.000Z",
+                     *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60",
+                     *       "details": {
+                     *         "holders": 3,
+                     *         "ttl_ms": 8200
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    renewSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockRenewRequest"];
+            };
+        };
+        responses: {
+            /** @description Renewed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockRenewed"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["LockLost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    releaseSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockReleaseRequest"];
+            };
+        };
+        responses: {
+            /** @description Released. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockReleased"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["LockLost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The semaphore's state. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "exports",
+                     *       "holders": 2,
+                     *       "fence": 1764318000123456,
+                     *       "next_expiry_ms": 4100
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SemaphoreStatus"];
                 };
             };
             /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
