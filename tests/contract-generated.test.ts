@@ -10,8 +10,8 @@ test('when openapi.yaml is compared with what the declarations and fragments gen
   expect(readFileSync(CONTRACT_FILE, 'utf8')).toBe(generated);
 });
 
-// 2,893 lines were 40 % of the old hand-kept file; each new group of routes adds its own words (locks and semaphores: 205, ratelimits: 130).
-test('when the hand-written fragments are counted, then they are at most 3,228 lines', () => {
+// 2,893 lines were 40 % of the old hand-kept file; each new group of routes adds its own words (locks, semaphores and leases: 256, ratelimits: 130).
+test('when the hand-written fragments are counted, then they are at most 3,279 lines', () => {
   const lines = fragmentFiles().reduce((n, f) => n + readFileSync(f, 'utf8').split('\n').length - 1, 0);
-  expect(lines).toBeLessThanOrEqual(2893 + 205 + 130);
+  expect(lines).toBeLessThanOrEqual(2893 + 256 + 130);
 });

@@ -8,6 +8,8 @@ import type { RequestInput } from '../http/contract';
 import type { Routes } from '../http/routes';
 import { sendJson } from '../http/send';
 import { scopedPrefix } from '../routes/keys';
+import { leaseRoutes, scoped } from './lease-routes';
+import { Leases } from './leases';
 import { heldLocks } from './list';
 import type { KindName } from './locks';
 
@@ -22,7 +24,8 @@ function abandoned(res: Response): AbortSignal {
 
 interface Body {
   token: string;
-  ttl_ms: number;
+  ttl_ms?: number;
+  lease?: string;
   wait_ms?: number;
   limit?: number;
 }
@@ -38,20 +41,37 @@ export function lockRoutes(routes: Routes, ctx: Context): void {
     ['lock', '/store/locks/{name}'],
     ['semaphore', '/store/semaphores/{name}'],
   ];
+  const leases = new Leases(() => ctx.store, ctx.locks);
+  leaseRoutes(routes, leases);
+  /** The TTL an acquire asks for: its own, or (a lock under a lease) what the lease has left. */
+  const ttlOf = async (res: Response, { ttl_ms, lease }: Body) => {
+    if (lease === undefined) {
+      if (ttl_ms === undefined)
+        throw new ApiError('invalid_ttl', 'ttl_ms is required (or lease, for a lock)');
+      return ttl_ms;
+    }
+    return leases.remaining(scoped(res, lease));
+  };
   for (const [kind, base] of kinds) {
     routes.custom('post', `${base}/acquire`, async (input, req, res) => {
       const name = named(res, input, 'write');
-      const { ttl_ms, wait_ms = 0, limit } = input.body as unknown as Body;
+      const body = input.body as unknown as Body;
+      const ttlMs = await ttlOf(res, body);
       const signal = abandoned(res);
-      const options = { ttlMs: ttl_ms, waitMs: wait_ms, limit };
+      const options = { ttlMs, waitMs: body.wait_ms ?? 0, limit: body.limit };
       const grant = await ctx.locks.acquire(kind, name, options, signal, clientOf(req, res));
       if (signal.aborted) throw new ApiError('service_unavailable', 'The client went away');
-      sendJson(res, 200, { acquired: true, ...grant });
+      if (body.lease !== undefined) await leases.attach(scoped(res, body.lease), name, grant.token, ttlMs);
+      sendJson(res, 200, {
+        acquired: true,
+        ...grant,
+        ...(body.lease === undefined ? {} : { lease: body.lease }),
+      });
     });
     routes.custom('post', `${base}/renew`, async (input, _req, res) => {
       const name = named(res, input, 'write');
       const { token, ttl_ms } = input.body as unknown as Body;
-      sendJson(res, 200, { renewed: true, ...(await ctx.locks.renew(kind, name, token, ttl_ms)) });
+      sendJson(res, 200, { renewed: true, ...(await ctx.locks.renew(kind, name, token, ttl_ms as number)) });
     });
     routes.custom('post', `${base}/release`, async (input, _req, res) => {
       const name = named(res, input, 'write');

@@ -56,6 +56,8 @@ export interface ScriptCommands {
   semaphoreHold(holders: string, token: string, ttlMs: number): Promise<number>;
   /** [holders, largest fence held, ms until the first expires], or [0]. */
   semaphoreStatus(holders: string): Promise<number[]>;
+  /** A lease's keep-alive (lease-keepalive-2.lua): its attached locks [name, token, ...], or null when it is gone. */
+  leaseKeepalive(lease: string, locks: string, ttlMs: number): Promise<string[] | null>;
   /** A rate-limit decision (quota-check-n.lua): key count, policy, overrides, counters, mode, cost, identifiers. */
   quotaCheck(numberOfKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
@@ -155,6 +157,7 @@ function scripts(config: Config) {
     semaphoreAcquire: { lua: source('semaphore-acquire-2.lua'), numberOfKeys: 2 },
     semaphoreHold: { lua: source('semaphore-hold-1.lua'), numberOfKeys: 1 },
     semaphoreStatus: { lua: source('semaphore-status-1.lua'), numberOfKeys: 1 },
+    leaseKeepalive: { lua: source('lease-keepalive-2.lua'), numberOfKeys: 2 },
     // The key count comes first in each call.
     quotaCheck: { lua: source('quota-check-n.lua') },
   };

@@ -33,6 +33,8 @@ export interface Keyspace {
    * waiters listen on), and its fencing counter `...:fence` in the same slot, which never expires.
    */
   lock(name: string): { readonly key: string; readonly fence: string };
+  /** A lease (locks/leases.ts): `#svc:lease:{<prefix><id>}` (its TTL) and its attached locks `...:locks`. */
+  lease(id: string): { readonly key: string; readonly locks: string };
   /** A semaphore (locks/): `#svc:sem:{<prefix><name>}`, a sorted set of its holders, and its fencing counter. */
   semaphore(name: string): { readonly key: string; readonly fence: string };
   /**
@@ -63,6 +65,10 @@ export function createKeyspace(prefix: string): Keyspace {
     lock: (name) => {
       const key = `${INTERNAL_PREFIX}lock:{${prefix}${name}}`;
       return { key, fence: `${key}:fence` };
+    },
+    lease: (id) => {
+      const key = `${INTERNAL_PREFIX}lease:{${prefix}${id}}`;
+      return { key, locks: `${key}:locks` };
     },
     semaphore: (name) => {
       const key = `${INTERNAL_PREFIX}sem:{${prefix}${name}}`;

@@ -2016,6 +2016,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/store/leases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant a lease (etcd-style)
+         * @description A lease of `ttl_ms`: keep it alive (`POST .../keepalive`, or a `GET .../keepalive` event stream) or it ends, and with it every lock acquired with `lease` (their TTL is the lease's; a keep-alive renews them too; a revoke releases them and wakes their waiters). The id is a secret: whoever has it may keep the lease alive or revoke it (within the credential's key prefix).
+         */
+        post: operations["grantLease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/leases/{lease}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A lease's TTL left and its locks
+         * @description `404 not_found` when it expired or was revoked.
+         */
+        get: operations["getLease"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a lease and release its locks
+         * @description Ends the lease now and releases the locks attached to it (their waiters are woken).
+         */
+        delete: operations["revokeLease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/leases/{lease}/keepalive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Keep a lease alive for as long as a stream is open
+         * @description A Server-Sent Events stream that keeps the lease (and its locks) alive every third of its TTL while it is open, sending a `keepalive` event (the lease, as JSON) each time; an `expired` event, and the end, when the lease is gone. When the connection is lost, the lease ends `grace_ms` later (without it, when its TTL runs out). `404 not_found` when the lease is gone before the stream starts.
+         */
+        get: operations["keepLeaseAliveStream"];
+        put?: never;
+        /**
+         * Keep a lease alive once
+         * @description Sets the lease's TTL back to its `ttl_ms`, and its attached locks' too (a lock no longer held with its token is dropped from it). `404 not_found` when the lease is gone.
+         */
+        post: operations["keepLeaseAlive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/ratelimits/{policy}": {
         parameters: {
             query?: never;
@@ -3133,12 +3207,24 @@ export interface components {
             /** @description Redis's error text, or why the service refused the request. */
             error: string;
         };
+        /** @description A lease's id (32 hexadecimal digits). */
+        LeaseId: string;
+        Lease: {
+            lease: components["schemas"]["LeaseId"];
+            ttl_ms: number;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The locks attached to it. */
+            locks: string[];
+        };
         /** @description How long the lock lasts unless renewed, in milliseconds (1..2147483647). */
         LockTtl: number;
         /** @description The owner token an acquire answered (the fencing token, a dot, a secret). */
         LockToken: string;
+        /** @description `ttl_ms`, or `lease`: then the lock's TTL is what the lease has left, and the lease's keep-alives renew it; neither is `400 invalid_ttl`. */
         LockAcquireRequest: {
-            ttl_ms: components["schemas"]["LockTtl"];
+            ttl_ms?: components["schemas"]["LockTtl"];
+            lease?: components["schemas"]["LeaseId"];
             wait_ms?: components["schemas"]["LockWait"];
         };
         /**
@@ -5047,6 +5133,8 @@ export interface components {
         LastEventId: string;
         /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
         UpstashEncoding: "base64";
+        /** @description The lease's id. */
+        LeaseId: components["schemas"]["LeaseId"];
         /**
          * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
          * @example reports:daily
@@ -10302,6 +10390,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];
+            /** @description `not_found`: the `lease` named expired or was revoked; nothing was taken. */
+            404: components["responses"]["NotFound"];
             /** @description `lock_held`: someone else holds the lock (and held it for all of `wait_ms`). Nothing was changed. */
             409: {
                 headers: {
@@ -10686,6 +10776,214 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    grantLease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_ms": 10000
+                 *     }
+                 */
+                "application/json": {
+                    ttl_ms: components["schemas"]["LockTtl"];
+                };
+            };
+        };
+        responses: {
+            /** @description The lease. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "lease": "9f2c4e1a7b3d5f60718293a4b5c6d7e8",
+                     *       "ttl_ms": 10000,
+                     *       "expires_at": "2025-11-28T08:20:10.123Z",
+                     *       "locks": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Lease"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lease. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lease"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeLease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (`revoked false` when it had already ended). */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revoked": true,
+                     *       "locks_released": 1
+                     *     }
+                     */
+                    "application/json": {
+                        revoked: boolean;
+                        locks_released: number;
+                    };
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keepLeaseAliveStream: {
+        parameters: {
+            query?: {
+                /** @description Milliseconds the lease (and its locks) last after the stream is lost. */
+                grace_ms?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: keepalive
+                     *     data: {"lease":"9f2c4e1a7b3d5f60718293a4b5c6d7e8","ttl_ms":10000,"expires_at":"2025-11-28T08:20:10.123Z","locks":[]}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keepLeaseAlive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Kept alive. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lease"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
