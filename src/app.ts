@@ -24,11 +24,14 @@ import { errorHandler } from './http/error-handler';
 import { rateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { fallback, PREFIXES, Routes } from './http/routes';
+import { Locks } from './locks/locks';
+import { lockRoutes } from './locks/routes';
 import type { Logger } from './observability/logger';
 import { createTelemetry, observeRequests } from './observability/observe';
 import { OPENAPI_FILE } from './paths';
 import type { Peers } from './peers';
 import { queueRoutes } from './queues/routes';
+import { rateLimitRoutes } from './ratelimits/routes';
 import { CapabilityWatch } from './redis/capability-watch';
 import type { RedisClient } from './redis/client';
 import { DurableWriter } from './redis/durable';
@@ -177,6 +180,10 @@ export function createApp(deps: AppDeps): Apps {
           : undefined,
     },
     contract: deps.contract ?? new Contract(OPENAPI_FILE, config.limits),
+    locks: new Locks(
+      () => ctx.store,
+      () => ctx.telemetry.metrics,
+    ),
     access: auth,
     served: [],
     telemetry: createTelemetry(config),
@@ -215,6 +222,8 @@ export function createApp(deps: AppDeps): Apps {
   keyRoutes(data, ctx);
   changeRoutes(data, ctx);
   queueRoutes(data, ctx);
+  lockRoutes(data, ctx);
+  rateLimitRoutes(data, ctx);
   if (config.upstash.enabled) upstashRoutes(app, ctx, guards, heavy);
   const ownListener = config.admin.enabled && config.admin.port !== config.port;
   const adminApp = ownListener ? baseApp(ctx) : app;

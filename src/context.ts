@@ -2,6 +2,7 @@
 import type { Config } from './config';
 import type { Feed } from './feed/feed';
 import type { Access, Transport } from './http/transport';
+import type { Locks } from './locks/locks';
 import type { Peers } from './peers';
 import type { CapabilityWatch } from './redis/capability-watch';
 import type { RedisClient } from './redis/client';
@@ -31,4 +32,6 @@ export interface Context extends Transport {
   readonly onReload: Array<(config: Config) => undefined | string[] | Promise<undefined | string[]>>;
   /** The change feed, when SVC_CHANGES_ENABLED is on. */
   feed?: Feed;
+  /** Named locks (locks/): their waiting acquires' pub/sub connection is closed with the service. */
+  readonly locks: Locks;
 }

@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   duplicate_member: 409,
   idempotency_key_in_use: 409,
   wrong_type: 409,
+  lock_held: 409,
+  lock_lost: 409,
   request_timeout: 408,
   changes_reset: 410,
   precondition_failed: 412,

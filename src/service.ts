@@ -89,6 +89,7 @@ export function createService(config: Config, options: ServiceOptions): Service 
       fence?.stop();
       // Subscribers first: their streams end with a close reason while the data connection still answers.
       await apps?.context.feed?.close();
+      apps?.context.locks.close();
       waiters.close();
       await Promise.all(connections.map(quit));
     })();

@@ -53,3 +53,35 @@ test('when scripts need admin (the default), then a write credential is refused'
     await stop(s);
   }
 });
+
+describe("each of @upstash/ratelimit's algorithms, unmodified, through /upstash with an unprefixed key", () => {
+  const algorithms = {
+    fixedWindow: () => Ratelimit.fixedWindow(3, '1000000 s'),
+    slidingWindow: () => Ratelimit.slidingWindow(3, '1000000 s'),
+    tokenBucket: () => Ratelimit.tokenBucket(1, '1000000 s', 3),
+  };
+  test.each(Object.keys(algorithms))(
+    'when %s is used up, then the next call is refused, getRemaining reads without spending and resetUsedTokens gives the quota back',
+    async (name) => {
+      const s = await serve({ SVC_UPSTASH_SCRIPT_PERMISSION: 'write' });
+      try {
+        const limiter = algorithms[name as keyof typeof algorithms]();
+        const ratelimit = new Ratelimit({ redis: s.redis, limiter, prefix: `rl-${name}` });
+        const outcomes = [];
+        for (let i = 0; i < 4; i++) outcomes.push(await ratelimit.limit('user-1'));
+        expect(outcomes.map((o) => o.success)).toEqual([true, true, true, false]);
+        expect(outcomes.map((o) => o.remaining)).toEqual([2, 1, 0, 0]);
+        expect(outcomes[3]?.reset).toBeGreaterThan(Date.now());
+        expect((await ratelimit.getRemaining('user-1')).remaining).toBe(0);
+        expect((await ratelimit.getRemaining('user-2')).remaining).toBe(3);
+        expect((await ratelimit.getRemaining('user-2')).remaining).toBe(3);
+        await ratelimit.resetUsedTokens('user-1');
+        expect((await ratelimit.limit('user-1')).success).toBe(true);
+        // Cost: a call worth 2 tokens on a fresh identifier leaves 1.
+        expect((await ratelimit.limit('user-3', { rate: 2 })).remaining).toBe(1);
+      } finally {
+        await stop(s);
+      }
+    },
+  );
+});

@@ -5,11 +5,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { GatewayError } from '../../clients/typescript/src/index';
 import { ChangesView, useFeed } from './feed';
 import { KeysView } from './keys';
+import { LocksView } from './locks';
 import { QueuesView } from './queues';
 import { ServiceView } from './service';
 import { describe, forget, type Session, savedToken, signIn } from './session';
 
-type Tab = 'keys' | 'changes' | 'queues' | 'service';
+type Tab = 'keys' | 'changes' | 'queues' | 'locks' | 'service';
 
 function SignIn({ onSession, problem }: { onSession: (s: Session) => void; problem: string }) {
   const [token, setToken] = useState('');
@@ -43,6 +44,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
     ['keys', 'Keys'],
     ['changes', 'Changes'],
     ['queues', 'Queues'],
+    ['locks', 'Locks'],
   ];
   if (session.isAdmin) tabs.push(['service', 'Service']);
   return html`<header class="bar">
@@ -57,6 +59,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
     ${tab === 'keys' && html`<${KeysView} session=${session} feed=${feed} />`}
     ${tab === 'changes' && html`<${ChangesView} feed=${feed} />`}
     ${tab === 'queues' && html`<${QueuesView} session=${session} />`}
+    ${tab === 'locks' && html`<${LocksView} session=${session} />`}
     ${tab === 'service' && html`<${ServiceView} session=${session} />`}`;
 }
 

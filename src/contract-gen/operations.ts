@@ -136,7 +136,10 @@ export function completeOperation(
       if (when && declared && !paramNames(out).includes(name))
         out.parameters = [ref('parameters', name), ...((out.parameters as Json[]) ?? [])];
     };
-    leading('IdempotencyKey', facts.permission === 'write');
+    // `x-no-idempotency`: a write that takes no Idempotency-Key (a lock's acquire: a replayed grant would hand one
+    // owner token to two callers).
+    const idempotent = facts.permission === 'write' && !out['x-no-idempotency'];
+    leading('IdempotencyKey', idempotent);
     // Also where the path names a field or member (base64 too under ?encoding=base64) and no body says it.
     const named = /\{(field|member)\}/.test(facts.path) && !bodyTakesEncoding(doc, out.requestBody);
     leading('Encoding', facts.title !== undefined && (facts.method === 'get' || named));
@@ -180,15 +183,12 @@ export function completeOperation(
       doc &&
       isObject((doc.components as Json | undefined)?.responses) &&
       name in ((doc.components as Json).responses as Json);
-    add('409', facts.permission === 'write' && declared('IdempotencyKeyInUse') && 'IdempotencyKeyInUse');
+    add('409', idempotent && declared('IdempotencyKeyInUse') && 'IdempotencyKeyInUse');
     add('412', params.includes('IfMatch') && 'PreconditionFailed');
     add('413', out.requestBody !== undefined && 'PayloadTooLarge');
     // A form content type is refused on every write, with a body or without (http/form-bodies.ts).
     add('415', (out.requestBody !== undefined || facts.method !== 'get') && 'UnsupportedMediaType');
-    add(
-      '422',
-      (facts.permission === 'write' || facts.answersValues) && declared('Unprocessable') && 'Unprocessable',
-    );
+    add('422', (idempotent || facts.answersValues) && declared('Unprocessable') && 'Unprocessable');
     add('429', 'TooManyRequests');
     add('500', 'ServerError');
     add('501', !out['x-no-redis'] && 'CommandRefused');

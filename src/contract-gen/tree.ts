@@ -51,7 +51,7 @@ export function resolve(doc: Json, value: unknown): Json {
 }
 
 /** Keys that only the generator reads: dropped from the served document. */
-const GENERATOR_KEYS = new Set(['x-batch', 'x-no-redis', 'x-family']);
+const GENERATOR_KEYS = new Set(['x-batch', 'x-no-redis', 'x-family', 'x-no-idempotency']);
 
 export function withoutGeneratorKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutGeneratorKeys);

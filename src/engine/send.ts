@@ -1,6 +1,8 @@
 // How one Redis call is sent: where operations run (Store), the service's own deadline, the durable writer and
 // the failover fence for writes, and on a Cluster with the change feed the stream a write script appends to.
-import { ApiError, REDIS_RETRY_AFTER } from '../errors';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
+import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import type { Command } from '../ops/op';
 import { FEED_SCRIPTS, type Reply } from '../redis/client';
 import type { DurableWriter } from '../redis/durable';
@@ -152,4 +154,21 @@ export function unconfirmed(durable: DurableWriter): ApiError {
       `${durable.waitTimeoutMs} ms: its outcome is unknown; retry it if it is idempotent`,
     { retryAfter: REDIS_RETRY_AFTER },
   );
+}
+
+/**
+ * One call of the service's own (a lock's, a rate-limit policy's) on the slot of its internal key `slotKey`: the
+ * durable writer and the fence for a write, the deadline; resolves to its value, or rejects with an API error.
+ */
+export async function sendInternal(
+  store: Store,
+  name: string,
+  slotKey: string,
+  argv: readonly (string | number)[],
+  writes: boolean,
+): Promise<unknown> {
+  const slot = store.redis instanceof Cluster ? calculateSlot(slotKey) : 0;
+  const [err, value] = await sendScript(store, slot, name, () => [...argv], writes);
+  if (err) throw toApiError(err);
+  return value;
 }

@@ -143,6 +143,7 @@ function exposedHeaders(requestIdHeader: string): string {
     'RateLimit-Remaining',
     'RateLimit-Reset',
     'RateLimit-Policy',
+    'RateLimit',
     'Retry-After',
     'WWW-Authenticate',
     'Allow',

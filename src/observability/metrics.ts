@@ -87,6 +87,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly lockCalls = new Counter({
+    name: 'svc_locks_operations_total',
+    help: 'Lock operations, by operation (acquire, renew, release) and outcome (ok, held, lost, error)',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly lockWaiting = new Gauge({
+    name: 'svc_locks_waiting',
+    help: 'Lock acquires of this process waiting for a release now',
+    registers: [this.registry],
+  });
+  private readonly rateLimitCalls = new Counter({
+    name: 'svc_ratelimit_decisions_total',
+    help: 'Rate-limit decisions for callers (POST /store/ratelimits/{policy}/check and /peek), by mode and whether allowed',
+    labelNames: ['mode', 'allowed'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's `_total` gauges break the Prometheus naming rule that only counters end in `_total`
@@ -174,6 +192,18 @@ export class Metrics {
       },
     });
     this.registry.registerMetric(age);
+  }
+
+  lockOperation(operation: 'acquire' | 'renew' | 'release', outcome: 'ok' | 'held' | 'lost' | 'error'): void {
+    this.lockCalls.inc({ operation, outcome });
+  }
+
+  lockWaiters(delta: number): void {
+    this.lockWaiting.inc(delta);
+  }
+
+  rateLimitDecision(mode: 'check' | 'peek', allowed: boolean): void {
+    this.rateLimitCalls.inc({ mode, allowed: String(allowed) });
   }
 
   get contentType(): string {

@@ -41,6 +41,30 @@ export interface ScriptCommands {
   idempotentSettle(record: string, token: string, ...outcome: (string | Buffer | number)[]): Promise<number>;
   /** An /upstash read checked against the reply budget first: key count, keys, kind, 'run' | 'size', the command. */
   upstashBounded(numberOfKeys: number, ...args: string[]): Promise<unknown>;
+  /** Takes a free lock (lock-acquire-2.lua): [1, fence] when taken, [0, holder's fence, ms left] when held. */
+  lockAcquire(lock: string, counter: string, secret: string, ttlMs: number): Promise<number[]>;
+  /** Extends a lock's TTL when `token` still holds it: 1, else 0. */
+  lockRenew(lock: string, token: string, ttlMs: number): Promise<number>;
+  /** Compare-and-delete, then tells the waiters (lock-release-1.lua): 1 when released, else 0. */
+  lockRelease(lock: string, token: string): Promise<number>;
+  /** The holder's [fence, ms left], or null when the lock is free. */
+  lockStatus(lock: string): Promise<[number, number] | null>;
+  /** Takes a semaphore place (semaphore-acquire-2.lua): [1, fence] when taken, [0, holders, ms left] when full. */
+  semaphoreAcquire(
+    holders: string,
+    counter: string,
+    secret: string,
+    ttlMs: number,
+    limit: number,
+  ): Promise<number[]>;
+  /** Renews (ttlMs > 0) or releases (0) a place while `token` holds it: 1, else 0. */
+  semaphoreHold(holders: string, token: string, ttlMs: number): Promise<number>;
+  /** [holders, largest fence held, ms until the first expires], or [0]. */
+  semaphoreStatus(holders: string): Promise<number[]>;
+  /** A lease's keep-alive (lease-keepalive-2.lua): its attached locks [name, token, ...], or null when it is gone. */
+  leaseKeepalive(lease: string, locks: string, ttlMs: number): Promise<string[] | null>;
+  /** A rate-limit decision (quota-check-n.lua): key count, policy, overrides, counters, mode, cost, identifiers. */
+  quotaCheck(numberOfKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
 export type RedisClient = (Redis | Cluster) & ScriptCommands;
@@ -136,6 +160,16 @@ function scripts(config: Config) {
     // The key count comes first in each call.
     upstashBounded: { lua: `${budgetHeader(config)}\n${source('upstash-bounded-n.lua')}` },
     ...queueScripts(feedHeader(config)),
+    lockAcquire: { lua: source('lock-acquire-2.lua'), numberOfKeys: 2 },
+    lockRenew: { lua: source('lock-renew-1.lua'), numberOfKeys: 1 },
+    lockRelease: { lua: source('lock-release-1.lua'), numberOfKeys: 1 },
+    lockStatus: { lua: source('lock-status-1.lua'), numberOfKeys: 1 },
+    semaphoreAcquire: { lua: source('semaphore-acquire-2.lua'), numberOfKeys: 2 },
+    semaphoreHold: { lua: source('semaphore-hold-1.lua'), numberOfKeys: 1 },
+    semaphoreStatus: { lua: source('semaphore-status-1.lua'), numberOfKeys: 1 },
+    leaseKeepalive: { lua: source('lease-keepalive-2.lua'), numberOfKeys: 2 },
+    // The key count comes first in each call.
+    quotaCheck: { lua: source('quota-check-n.lua') },
   };
 }
 
@@ -255,7 +289,14 @@ function createClient(config: Config): RedisClient {
       enableAutoPipelining: true,
       // Auto-pipelining groups commands by the slot of their first argument: typedBatch's is its key count.
       // FCALL's first argument is the function's name.
-      autoPipeliningIgnoredCommands: ['typedBatch', 'stringSets', 'idempotent', 'upstashBounded', 'fcall'],
+      autoPipeliningIgnoredCommands: [
+        'typedBatch',
+        'stringSets',
+        'idempotent',
+        'upstashBounded',
+        'quotaCheck',
+        'fcall',
+      ],
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),

@@ -43,6 +43,20 @@ export interface Keyspace {
   queueStream(name: string): string;
   /** A queue's name from its base key. */
   queueName(baseKey: string): string;
+  /**
+   * A lock (locks/): `#svc:lock:{<prefix><name>}`, holding its owner token with the TTL (and the channel its
+   * waiters listen on), and its fencing counter `...:fence` in the same slot, which never expires.
+   */
+  lock(name: string): { readonly key: string; readonly fence: string };
+  /** A lease (locks/leases.ts): `#svc:lease:{<prefix><id>}` (its TTL) and its attached locks `...:locks`. */
+  lease(id: string): { readonly key: string; readonly locks: string };
+  /** A semaphore (locks/): `#svc:sem:{<prefix><name>}`, a sorted set of its holders, and its fencing counter. */
+  semaphore(name: string): { readonly key: string; readonly fence: string };
+  /**
+   * A rate-limit policy (ratelimits/): `#svc:quota:{<prefix><policy>}` (a hash), its overrides `...:over` and one
+   * counter per identifier `...:id:<identifier>`, all in one slot so that several identifiers are decided at once.
+   */
+  quota(policy: string): { readonly policy: string; readonly overrides: string; counter(id: string): string };
 }
 
 /** The part of a Redis key that decides its Cluster slot: the first non-empty {...}, else the whole key. */
@@ -70,5 +84,21 @@ export function createKeyspace(prefix: string): Keyspace {
     queueKeys: `${QUEUE_PREFIX}{${glob}*`,
     queueStream: (name) => `${QUEUE_PREFIX}{${prefix}${name}}:s`,
     queueName: (baseKey) => baseKey.slice(QUEUE_PREFIX.length + 1 + prefix.length, -1),
+    lock: (name) => {
+      const key = `${INTERNAL_PREFIX}lock:{${prefix}${name}}`;
+      return { key, fence: `${key}:fence` };
+    },
+    lease: (id) => {
+      const key = `${INTERNAL_PREFIX}lease:{${prefix}${id}}`;
+      return { key, locks: `${key}:locks` };
+    },
+    semaphore: (name) => {
+      const key = `${INTERNAL_PREFIX}sem:{${prefix}${name}}`;
+      return { key, fence: `${key}:fence` };
+    },
+    quota: (policy) => {
+      const key = `${INTERNAL_PREFIX}quota:{${prefix}${policy}}`;
+      return { policy: key, overrides: `${key}:over`, counter: (id) => `${key}:id:${id}` };
+    },
   };
 }

@@ -5,7 +5,9 @@ import { changes } from './changes.js';
 import { hashes } from './hashes.js';
 import { keys } from './keys.js';
 import { lists } from './lists.js';
+import { locks } from './locks.js';
 import { queues } from './queues.js';
+import { ratelimits } from './ratelimits.js';
 import { sets } from './sets.js';
 import { strings } from './strings.js';
 import { type Api, createApi, type GatewayOptions, unwrap } from './transport.js';
@@ -17,6 +19,7 @@ export { type ErrorBody, type ErrorType, GatewayError } from './errors.js';
 export type { Fields, HashSetOptions, HashValue } from './hashes.js';
 export type { KeyEntry, ListOptions } from './keys.js';
 export type { End } from './lists.js';
+export type { AcquireOptions, HeldLock, LockGrant, LockStatus, WithLockOptions } from './locks.js';
 export type {
   MessageInput,
   MessagesOptions,
@@ -26,6 +29,7 @@ export type {
   ReceiveOptions,
   SettleResult,
 } from './queues.js';
+export type { RateLimitDecision, RateLimitPolicy } from './ratelimits.js';
 export { delayFor, type RetryOptions, repeatable } from './retry.js';
 export type { components, paths } from './schema.js';
 export type { SetOptions, StringValue } from './strings.js';
@@ -44,6 +48,8 @@ export function createGateway(options: GatewayOptions) {
     keys: keys(api),
     changes: changes(api),
     queues: queues(api),
+    locks: locks(api),
+    ratelimits: ratelimits(api),
     batch: batch(api),
     /** Who the credential is: its id, permissions and key prefix (a tenant). */
     async whoami() {

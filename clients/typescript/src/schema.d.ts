@@ -2022,6 +2022,464 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/store/locks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The locks held now
+         * @description Up to `limit` locks held now whose name starts with `prefix` (a tenant's prefix applied, another one `403`), each with its fencing token and the milliseconds its TTL has left; never owner tokens. A bounded walk (`SCAN`, at most 20 calls per Redis master): `complete: false` when it stopped before the end. What the console's Locks tab shows.
+         */
+        get: operations["listLocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/locks/{name}/acquire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acquire a lock, optionally waiting for it
+         * @description Takes the lock `name` for `ttl_ms` milliseconds when no one holds it, and answers the **owner token** (renew and release need it) and the **fencing token** `fence`: larger than every fencing token handed out for this name before, never reused, also after an expiry, a flush of the lock or (see docs/locks.md) a failover. Pass `fence` to what the lock protects and have it refuse a smaller one than it has seen: without that check a lock is an efficiency lock only (a holder paused longer than its TTL does not know it lost the lock).
+         *
+         *     - **`wait_ms`** (default 0): when the lock is held, wait up to that long for it (long poll). A waiting acquire is woken by the holder's release (Redis pub/sub on one connection per process, shared by every waiter) or when the holder's TTL runs out; it does not poll Redis. Several waiters race for a released lock; the others go on waiting. At most 10,000 acquires wait at once per process (`503` beyond) and 100 per credential (without credentials, per client address): `429` beyond.
+         *     - **Held**: `409 lock_held`, with the holder's fencing token and the milliseconds its TTL has left in `details`, and `Retry-After`.
+         *     - A client that goes away while waiting ends its wait; a lock granted at that very moment is released again.
+         *     - **Tenancy**: `name` follows the key rule and a credential's key prefix (it must start with it); `SVC_KEY_PREFIX` is applied. Locks live under `#svc:lock:{...}` and never appear in key listings.
+         *     - A `503` means the outcome is unknown: the lock may have been taken (it expires after `ttl_ms`).
+         */
+        post: operations["acquireLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/locks/{name}/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew a lock you hold
+         * @description Sets the lock's TTL to `ttl_ms` from now, only when `token` still holds it (checked in Redis in one step). The fencing token stays the same. Renew well before `expires_at` (at a third of the TTL, say); a renew that comes too late is `409 lock_lost`.
+         */
+        post: operations["renewLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/locks/{name}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a lock you hold
+         * @description Deletes the lock only when `token` still holds it (compare-and-delete in Redis: `DELEX ... IFEQ` on Redis 8.4, `DELIFEQ` on Valkey 9, a script elsewhere) and wakes the acquires waiting for it. A token that no longer holds it changes nothing and is `409 lock_lost`.
+         */
+        post: operations["releaseLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/locks/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Whether a lock is held
+         * @description Who holds the lock, without the owner token: `held`, the holder's fencing token `fence` and the milliseconds its TTL has left (`null` when free). A read: it may be stale as soon as it is answered.
+         */
+        get: operations["getLock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}/acquire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take one of a semaphore's places, optionally waiting for one
+         * @description As a lock's acquire, for a semaphore of `limit` places: granted while fewer than `limit` holders hold it (expired ones do not count), with an owner token and a fencing token that grows with each grant of this name. Each acquire names the `limit` it counts against: use the same one everywhere. A full semaphore is `409 lock_held` (the holders and when the first one's TTL runs out in `details`), or a wait woken by a release or a holder's expiry, as for locks.
+         */
+        post: operations["acquireSemaphore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew a semaphore place you hold
+         * @description As a lock's renew, for the place `token` holds.
+         */
+        post: operations["renewSemaphore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a semaphore place you hold
+         * @description As a lock's release (one script checks the token, removes the place and wakes the waiting acquires).
+         */
+        post: operations["releaseSemaphore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/semaphores/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * How many hold a semaphore
+         * @description The places held now (`holders`), the largest fencing token among them and the milliseconds until the first one's TTL runs out (`null` when none is held); never the owner tokens.
+         */
+        get: operations["getSemaphore"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/leases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant a lease (etcd-style)
+         * @description A lease of `ttl_ms`: keep it alive (`POST .../keepalive`, or a `GET .../keepalive` event stream) or it ends, and with it every lock acquired with `lease` (their TTL is the lease's; a keep-alive renews them too; a revoke releases them and wakes their waiters). The id is a secret: whoever has it may keep the lease alive or revoke it (within the credential's key prefix).
+         */
+        post: operations["grantLease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/leases/{lease}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A lease's TTL left and its locks
+         * @description `404 not_found` when it expired or was revoked.
+         */
+        get: operations["getLease"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a lease and release its locks
+         * @description Ends the lease now and releases the locks attached to it (their waiters are woken).
+         */
+        delete: operations["revokeLease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/leases/{lease}/keepalive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Keep a lease alive for as long as a stream is open
+         * @description A Server-Sent Events stream that keeps the lease (and its locks) alive every third of its TTL while it is open, sending a `keepalive` event (the lease, as JSON) each time; an `expired` event, and the end, when the lease is gone. When the connection is lost, the lease ends `grace_ms` later (without it, when its TTL runs out). `404 not_found` when the lease is gone before the stream starts.
+         */
+        get: operations["keepLeaseAliveStream"];
+        put?: never;
+        /**
+         * Keep a lease alive once
+         * @description Sets the lease's TTL back to its `ttl_ms`, and its attached locks' too (a lock no longer held with its token is dropped from it). `404 not_found` when the lease is gone.
+         */
+        post: operations["keepLeaseAlive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/ratelimits/{policy}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a rate-limit policy
+         * @description The policy and how many identifiers have an override; `404 not_found` when it does not exist.
+         */
+        get: operations["getRateLimit"];
+        put?: never;
+        /**
+         * Define (or replace) a rate-limit policy
+         * @description Creates the policy `policy` (`201`) or replaces it (`200`): `algorithm` `fixed_window` (at most `limit` per window of `period_ms`, windows aligned on Redis's clock), `sliding_window` (the current window's count plus the previous one's weighted by how much of it the sliding period still covers: never more than `limit` per aligned window, at most 2 × `limit` in any `period_ms`-long interval, close to `limit` when traffic is even), or `token_bucket` (GCRA: `limit` tokens per `period_ms`, a bucket of `burst` tokens, `limit` by default). Counters are kept when a policy is replaced with the same algorithm. The policy name follows the key rule and the credential's key prefix.
+         */
+        post: operations["defineRateLimit"];
+        /**
+         * Delete a rate-limit policy
+         * @description Deletes the policy and its overrides (`deleted: false` when there was none); its counters expire by themselves.
+         */
+        delete: operations["deleteRateLimit"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/ratelimits/{policy}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Spend from the quota of one or several identifiers
+         * @description Decides whether `cost` (default 1) fits in the quota of each identifier (`identifier` and/or `identifiers`, e.g. a user and an address) and, only when it fits in every one, spends it on all of them, in one atomic step (one Lua script; every counter of a policy is in one Redis Cluster slot). The answer is `200` either way: `allowed` says, with the tightest identifier's `limit`, `remaining`, `reset_ms` and `retry_after_ms` (0 when allowed), and each identifier's own figures.
+         *
+         *     - **Headers** (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "<policy>";q=<limit>;w=<period s>` and `RateLimit: "<policy>";r=<remaining>;t=<s until reset>` for the tightest identifier, and `Retry-After` (seconds) when denied; relay them to your own clients. `RateLimit-Limit` / `-Remaining` / `-Reset` still describe this service's own limit on you.
+         *     - **Several instances** share the counters in Redis; Redis's clock decides windows and refills.
+         */
+        post: operations["checkRateLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/ratelimits/{policy}/peek": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read the quota of identifiers without spending it
+         * @description As `check` (same body, answer and headers), but spends nothing and changes nothing; `allowed` says whether `cost` would fit now. Needs only `read`.
+         */
+        post: operations["peekRateLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/ratelimits/{policy}/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give identifiers their whole quota back
+         * @description Forgets what the identifiers spent; `reset` counts those that had spent something.
+         */
+        post: operations["resetRateLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/ratelimits/{policy}/overrides/{identifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+                /**
+                 * @description Whom the quota counts (URL-encoded).
+                 * @example user:42
+                 */
+                identifier: components["parameters"]["RateLimitIdentifier"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give one identifier a limit of its own
+         * @description The identifier's `limit` (and, for a token bucket, `burst`, `limit` by default) replace the policy's; the period and algorithm stay. `201` when it had none, `200` when replaced; `404 not_found` when the policy does not exist.
+         */
+        post: operations["overrideRateLimit"];
+        /**
+         * Remove an identifier's own limit
+         * @description The identifier follows the policy's limit again (`deleted: false` when it had no override).
+         */
+        delete: operations["deleteRateLimitOverride"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2776,7 +3234,7 @@ export interface components {
         /** @description Seconds (fractions allowed, milliseconds kept), at most 365 days. */
         Seconds: number;
         /** @description A lease in seconds (fractions allowed), more than 0, at most 12 hours. */
-        Lease: number;
+        LeaseSeconds: number;
         /** @description The delay before a nacked message is delivered again, by its delivery count n: `fixed` (`delay`), `exponential` (`base` × 2^(n-1), at most `cap`; with `jitter` a random fraction of it), or `schedule` (`delays[n-1]`, the last one repeated). */
         Backoff: {
             /** @constant */
@@ -2797,7 +3255,7 @@ export interface components {
         /** @description A queue's settings; each optional. */
         QueueSettingsInput: {
             /** @description A delivery's lease in seconds; default 30. */
-            visibility_timeout?: components["schemas"]["Lease"];
+            visibility_timeout?: components["schemas"]["LeaseSeconds"];
             /** @description Deliveries before a message becomes a dead letter; default 5. */
             max_deliveries?: number;
             backoff?: components["schemas"]["Backoff"];
@@ -2914,7 +3372,7 @@ export interface components {
              */
             wait?: number;
             /** @description This delivery's lease, instead of the queue's. */
-            visibility_timeout?: components["schemas"]["Lease"];
+            visibility_timeout?: components["schemas"]["LeaseSeconds"];
         };
         /**
          * @example {
@@ -2953,7 +3411,7 @@ export interface components {
         ExtendRequest: {
             receipts: components["schemas"]["Receipts"];
             /** @description The lease now ends this many seconds from now. */
-            visibility_timeout: components["schemas"]["Lease"];
+            visibility_timeout: components["schemas"]["LeaseSeconds"];
         };
         /**
          * @example {
@@ -3251,8 +3709,155 @@ export interface components {
             /** @description Redis's error text, or why the service refused the request. */
             error: string;
         };
+        /** @description A lease's id (32 hexadecimal digits). */
+        LeaseId: string;
+        Lease: {
+            lease: components["schemas"]["LeaseId"];
+            ttl_ms: number;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The locks attached to it. */
+            locks: string[];
+        };
+        /** @description How long the lock lasts unless renewed, in milliseconds (1..2147483647). */
+        LockTtl: number;
+        /** @description The owner token an acquire answered (the fencing token, a dot, a secret). */
+        LockToken: string;
+        /** @description `ttl_ms`, or `lease`: then the lock's TTL is what the lease has left, and the lease's keep-alives renew it; neither is `400 invalid_ttl`. */
+        LockAcquireRequest: {
+            ttl_ms?: components["schemas"]["LockTtl"];
+            lease?: components["schemas"]["LeaseId"];
+            wait_ms?: components["schemas"]["LockWait"];
+        };
+        /**
+         * @description Milliseconds to wait when it is held, 0..60000; 0 answers at once.
+         * @default 0
+         */
+        LockWait: number;
+        SemaphoreAcquireRequest: {
+            /** @description How many may hold the semaphore at once. */
+            limit: number;
+            ttl_ms: components["schemas"]["LockTtl"];
+            wait_ms?: components["schemas"]["LockWait"];
+        };
+        SemaphoreStatus: {
+            name: string;
+            holders: number;
+            fence: number | null;
+            next_expiry_ms: number | null;
+        };
+        LockRenewRequest: {
+            token: components["schemas"]["LockToken"];
+            ttl_ms: components["schemas"]["LockTtl"];
+        };
+        LockReleaseRequest: {
+            token: components["schemas"]["LockToken"];
+        };
+        /** @description The fencing token: per lock name, larger than every one handed out before (Redis's clock in microseconds, or the last one plus 1 when that is not larger), so at most 2^53 for centuries. */
+        LockFence: number;
+        LockGrant: {
+            /** @constant */
+            acquired: true;
+            name: string;
+            /** @description The owner token; keep it secret (anyone with it may release the lock). */
+            token: string;
+            fence: components["schemas"]["LockFence"];
+            ttl_ms: number;
+            /**
+             * Format: date-time
+             * @description This instance's clock plus `ttl_ms`: when the lock ends unless renewed (Redis's clock decides).
+             */
+            expires_at: string;
+        };
+        LockRenewed: {
+            /** @constant */
+            renewed: true;
+            name: string;
+            token: string;
+            fence: components["schemas"]["LockFence"];
+            ttl_ms: number;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        LockReleased: {
+            /** @constant */
+            released: true;
+            name: string;
+        };
+        LockStatus: {
+            name: string;
+            held: boolean;
+            fence: number | null;
+            ttl_ms: number | null;
+            /** Format: date-time */
+            expires_at: string | null;
+        };
+        /** @description Whom a quota counts: a user id, an address, an API key's id...; 1..512 characters, no spaces or control characters. */
+        RateLimitIdentifier: string;
+        RateLimitCount: number;
+        RateLimitPolicyRequest: {
+            /** @enum {string} */
+            algorithm: "fixed_window" | "sliding_window" | "token_bucket";
+            /** @description Calls (cost units) per period; for a token bucket, tokens added per period. */
+            limit: components["schemas"]["RateLimitCount"];
+            /** @description The window (or refill period) in milliseconds. */
+            period_ms: number;
+            /** @description token_bucket only: the bucket's size (`limit` by default); `400` with another algorithm. */
+            burst?: components["schemas"]["RateLimitCount"];
+        };
+        RateLimitPolicy: {
+            name: string;
+            algorithm: string;
+            limit: number;
+            period_ms: number;
+            burst?: number;
+            /** @description Identifiers with a limit of their own. */
+            overrides: number;
+        };
+        /** @description `identifier` and/or `identifiers`: 1 to 100 in all (duplicates count once); neither is `400 invalid_request`. */
+        RateLimitCheckRequest: {
+            identifier?: components["schemas"]["RateLimitIdentifier"];
+            identifiers?: components["schemas"]["RateLimitIdentifier"][];
+            /** @description What this call costs (default 1). */
+            cost?: components["schemas"]["RateLimitCount"];
+        };
+        /** @description `identifier` and/or `identifiers`: 1 to 100 in all; neither is `400 invalid_request`. */
+        RateLimitResetRequest: {
+            identifier?: components["schemas"]["RateLimitIdentifier"];
+            identifiers?: components["schemas"]["RateLimitIdentifier"][];
+        };
+        RateLimitOverrideRequest: {
+            limit: components["schemas"]["RateLimitCount"];
+            burst?: components["schemas"]["RateLimitCount"];
+        };
+        RateLimitFigures: {
+            identifier?: string;
+            allowed: boolean;
+            /** @description The identifier's limit (its override's when it has one). */
+            limit: number;
+            /** @description What is left (after this call, when `check` spent it). */
+            remaining: number;
+            /** @description Milliseconds until the quota is whole again: the window's end, or the bucket full. */
+            reset_ms: number;
+            /** @description 0 when allowed; else milliseconds until this `cost` could fit (for a sliding window, an estimate). */
+            retry_after_ms: number;
+        };
+        RateLimitDecision: {
+            /** @description Whether the cost fitted in every identifier's quota (and `check` spent it). */
+            allowed: boolean;
+            policy: string;
+            limit: number;
+            remaining: number;
+            reset_ms: number;
+            retry_after_ms: number;
+            identifiers: components["schemas"]["RateLimitFigures"][];
+        };
+        RateLimitResetResponse: {
+            success: boolean;
+            reset: number;
+        };
         /** @description The type of an error. Each type always comes with the same HTTP status, its `x-status`. */
-        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "idempotency_key_in_use" | "wrong_type" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "idempotency_key_mismatch" | "binary_value" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "command_refused" | "service_unavailable");
+        ErrorType: string & ("invalid_request" | "invalid_key" | "invalid_value" | "invalid_ttl" | "invalid_field" | "invalid_member" | "unauthorized" | "forbidden" | "not_found" | "field_not_found" | "member_not_found" | "index_not_found" | "unknown_endpoint" | "method_not_allowed" | "key_exists" | "field_exists" | "duplicate_member" | "idempotency_key_in_use" | "wrong_type" | "lock_held" | "lock_lost" | "request_timeout" | "changes_reset" | "precondition_failed" | "payload_too_large" | "reply_too_large" | "unsupported_media_type" | "not_a_number" | "idempotency_key_mismatch" | "binary_value" | "headers_too_large" | "rate_limit_exceeded" | "server_error" | "command_refused" | "service_unavailable");
         /** @description Like `POST /store/string/{key}`. Result: `StringBatchSetResult`. */
         StringBatchSet: {
             /**
@@ -4760,6 +5365,125 @@ export interface components {
                 "application/json": components["schemas"]["UpstashError"];
             };
         };
+        /** @description `lock_lost`: the token no longer holds the lock (it expired or was released; another owner may hold it now). Nothing was changed. */
+        LockLost: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "lock_lost",
+                 *       "message": "The lock 'reports:daily' is no longer held with this token: it expired or was released, and may be held by another owner now (stop using the resource it protects)",
+                 *       "status": 409,
+                 *       "timestamp": "2025-01-15T10:30:00.000Z",
+                 *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The policy as stored (`created` when it is new). */
+        RateLimitPolicyDefined: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "created": true,
+                 *       "name": "api",
+                 *       "algorithm": "sliding_window",
+                 *       "limit": 100,
+                 *       "period_ms": 60000,
+                 *       "overrides": 0
+                 *     }
+                 */
+                "application/json": {
+                    success: boolean;
+                    created: boolean;
+                    name: string;
+                    algorithm: string;
+                    limit: number;
+                    period_ms: number;
+                    burst?: number;
+                    overrides: number;
+                };
+            };
+        };
+        /** @description The decision (allowed or not), with the IETF headers; `Retry-After` when denied. */
+        RateLimitDecided: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                /** @description `"<policy>";q=<limit>;w=<period in seconds>` */
+                "RateLimit-Policy"?: string;
+                /** @description `"<policy>";r=<remaining>;t=<seconds until reset>` */
+                RateLimit?: string;
+                /** @description Seconds until the cost could fit; only when denied. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "allowed": false,
+                 *       "policy": "api",
+                 *       "limit": 100,
+                 *       "remaining": 0,
+                 *       "reset_ms": 12000,
+                 *       "retry_after_ms": 850,
+                 *       "identifiers": [
+                 *         {
+                 *           "identifier": "user:42",
+                 *           "allowed": false,
+                 *           "limit": 100,
+                 *           "remaining": 0,
+                 *           "reset_ms": 12000,
+                 *           "retry_after_ms": 850
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RateLimitDecision"];
+            };
+        };
+        /** @description The override as stored. */
+        RateLimitOverridden: {
+            headers: {
+                "X-Request-ID": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true,
+                 *       "created": true,
+                 *       "identifier": "user:42",
+                 *       "limit": 1000,
+                 *       "burst": 1000
+                 *     }
+                 */
+                "application/json": {
+                    success: boolean;
+                    created: boolean;
+                    identifier: string;
+                    limit: number;
+                    burst: number;
+                };
+            };
+        };
         /** @description `wrong_type`: the key holds another type than a string; nothing was changed. */
         StringWrongType: {
             headers: {
@@ -4937,6 +5661,23 @@ export interface components {
         QueuePeekLimit: number;
         /** @description `base64` (what @upstash/redis sends): every string of the result base64-encoded (UTF-8) except the status `OK`; integers and null as they are. */
         UpstashEncoding: "base64";
+        /** @description The lease's id. */
+        LeaseId: components["schemas"]["LeaseId"];
+        /**
+         * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+         * @example reports:daily
+         */
+        LockName: components["schemas"]["Key"];
+        /**
+         * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+         * @example api
+         */
+        RateLimitPolicyName: components["schemas"]["Key"];
+        /**
+         * @description Whom the quota counts (URL-encoded).
+         * @example user:42
+         */
+        RateLimitIdentifier: components["schemas"]["RateLimitIdentifier"];
     };
     requestBodies: {
         Expire: {
@@ -10855,6 +11596,1032 @@ export interface operations {
             429: components["responses"]["UpstashRetry"];
             503: components["responses"]["UpstashRetry"];
             "4XX": components["responses"]["RequestRejected"];
+        };
+    };
+    listLocks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only keys starting with this text (none: every key). Taken literally: glob characters (`*`, `?`, `[`, `]`, `\`) match themselves.
+                 * @example user:
+                 */
+                prefix?: components["parameters"]["KeyPrefix"];
+                /**
+                 * @description The most keys a page holds: a whole number from 1 to 1000; default 100.
+                 * @example 100
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The locks found. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "locks": [
+                     *         {
+                     *           "name": "reports:daily",
+                     *           "fence": 1764318000123456,
+                     *           "ttl_ms": 7310
+                     *         }
+                     *       ],
+                     *       "complete": true
+                     *     }
+                     */
+                    "application/json": {
+                        locks: {
+                            name: string;
+                            fence: number;
+                            ttl_ms: number;
+                        }[];
+                        complete: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acquireLock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockAcquireRequest"];
+            };
+        };
+        responses: {
+            /** @description The lock is yours until `expires_at` unless renewed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "acquired": true,
+                     *       "name": "reports:daily",
+                     *       "token": "1764318000123456.q9Xh2v0cM1sbT3nE",
+                     *       "fence": 1764318000123456,
+                     *       "ttl_ms": 10000,
+                     *       "expires_at": "2025-11-28T08:20:10.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LockGrant"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description `not_found`: the `lease` named expired or was revoked; nothing was taken. */
+            404: components["responses"]["NotFound"];
+            /** @description `lock_held`: someone else holds the lock (and held it for all of `wait_ms`). Nothing was changed. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "lock_held",
+                     *       "message": "The lock 'reports:daily' is held (fencing token 1764318000123455) for up to 8200 ms more",
+                     *       "status": 409,
+                     *       "timestamp": "2025-01-15T10:30:00.000Z",
+                     *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60",
+                     *       "details": {
+                     *         "fence": 1764318000123455,
+                     *         "ttl_ms": 8200
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    renewLock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockRenewRequest"];
+            };
+        };
+        responses: {
+            /** @description Renewed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "renewed": true,
+                     *       "name": "reports:daily",
+                     *       "token": "1764318000123456.q9Xh2v0cM1sbT3nE",
+                     *       "fence": 1764318000123456,
+                     *       "ttl_ms": 10000,
+                     *       "expires_at": "2025-11-28T08:20:16.001Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LockRenewed"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["LockLost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    releaseLock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockReleaseRequest"];
+            };
+        };
+        responses: {
+            /** @description Released. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "released": true,
+                     *       "name": "reports:daily"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LockReleased"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["LockLost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lock's state. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockStatus"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acquireSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 3,
+                 *       "ttl_ms": 10000,
+                 *       "wait_ms": 5000
+                 *     }
+                 */
+                "application/json": components["schemas"]["SemaphoreAcquireRequest"];
+            };
+        };
+        responses: {
+            /** @description A place is yours until `expires_at` unless renewed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "acquired": true,
+                     *       "name": "exports",
+                     *       "token": "1764318000123456.q9Xh2v0cM1sbT3nE",
+                     *       "fence": 1764318000123456,
+                     *       "ttl_ms": 10000,
+                     *       "expires_at": "2025-11-28T08:20:10.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LockGrant"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            /** @description `lock_held`: every place is held (and stayed so for `wait_ms`). Nothing was changed. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "lock_held",
+                     *       "message": "All 3 places of the semaphore 'exports' are held (3 holders); the first ends in up to 8200 ms",
+                     *       "status": 409,
+                     *       "timestamp": "2025-01-15T10:30:00.000Z",
+                     *       "request_id": "5f0c6a8e-2c1b-4f7e-9a3d-1b2c3d4e5f60",
+                     *       "details": {
+                     *         "holders": 3,
+                     *         "ttl_ms": 8200
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    renewSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockRenewRequest"];
+            };
+        };
+        responses: {
+            /** @description Renewed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockRenewed"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["LockLost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    releaseSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockReleaseRequest"];
+            };
+        };
+        responses: {
+            /** @description Released. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockReleased"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["LockLost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSemaphore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The lock's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example reports:daily
+                 */
+                name: components["parameters"]["LockName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The semaphore's state. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "exports",
+                     *       "holders": 2,
+                     *       "fence": 1764318000123456,
+                     *       "next_expiry_ms": 4100
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SemaphoreStatus"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    grantLease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_ms": 10000
+                 *     }
+                 */
+                "application/json": {
+                    ttl_ms: components["schemas"]["LockTtl"];
+                };
+            };
+        };
+        responses: {
+            /** @description The lease. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "lease": "9f2c4e1a7b3d5f60718293a4b5c6d7e8",
+                     *       "ttl_ms": 10000,
+                     *       "expires_at": "2025-11-28T08:20:10.123Z",
+                     *       "locks": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Lease"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_value`, `invalid_ttl`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lease. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lease"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeLease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (`revoked false` when it had already ended). */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revoked": true,
+                     *       "locks_released": 1
+                     *     }
+                     */
+                    "application/json": {
+                        revoked: boolean;
+                        locks_released: number;
+                    };
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keepLeaseAliveStream: {
+        parameters: {
+            query?: {
+                /** @description Milliseconds the lease (and its locks) last after the stream is lost. */
+                grace_ms?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: keepalive
+                     *     data: {"lease":"9f2c4e1a7b3d5f60718293a4b5c6d7e8","ttl_ms":10000,"expires_at":"2025-11-28T08:20:10.123Z","locks":[]}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keepLeaseAlive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Kept alive. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lease"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "api",
+                     *       "algorithm": "sliding_window",
+                     *       "limit": 100,
+                     *       "period_ms": 60000,
+                     *       "overrides": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitPolicy"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    defineRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLimitPolicyRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RateLimitPolicyDefined"];
+            201: components["responses"]["RateLimitPolicyDefined"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    checkRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLimitCheckRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RateLimitDecided"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    peekRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLimitCheckRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RateLimitDecided"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "identifier": "user:42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RateLimitResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Reset. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "reset": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitResetResponse"];
+                };
+            };
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    overrideRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+                /**
+                 * @description Whom the quota counts (URL-encoded).
+                 * @example user:42
+                 */
+                identifier: components["parameters"]["RateLimitIdentifier"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["RateLimitOverrideRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RateLimitOverridden"];
+            201: components["responses"]["RateLimitOverridden"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteRateLimitOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The policy's name, by the key rule (schema `Key`); under a credential's key prefix.
+                 * @example api
+                 */
+                policy: components["parameters"]["RateLimitPolicyName"];
+                /**
+                 * @description Whom the quota counts (URL-encoded).
+                 * @example user:42
+                 */
+                identifier: components["parameters"]["RateLimitIdentifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenWrite"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -1,0 +1,52 @@
+// The locks held now under a prefix (the console's view): a bounded SCAN of the lock keys over every master.
+import { masterNodes, type RedisClient } from '../redis/client';
+import type { Keyspace } from '../redis/keys';
+
+/** SCAN calls per master at most: a listing costs bounded work however many keys the database holds. */
+const MAX_SCANS = 20;
+
+export interface HeldLock {
+  name: string;
+  fence: number;
+  ttl_ms: number;
+}
+
+const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+
+/**
+ * Up to `limit` locks whose name starts with `prefix`, in no particular order; `complete` is false when the walk
+ * stopped early (the limit, or MAX_SCANS calls on a master). Fencing counters are not matched: their keys do not
+ * end with the closing brace.
+ */
+export async function heldLocks(
+  redis: RedisClient,
+  keyspace: Keyspace,
+  prefix: string,
+  limit: number,
+): Promise<{ locks: HeldLock[]; complete: boolean }> {
+  const { key } = keyspace.lock('');
+  const open = key.slice(0, -1);
+  const pattern = `${escapeGlob(open)}${escapeGlob(prefix)}*}`;
+  const found: string[] = [];
+  let complete = true;
+  for (const node of masterNodes(redis)) {
+    let cursor = '0';
+    let scans = 0;
+    do {
+      [cursor] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 200).then(([next, keys]) => {
+        found.push(...keys);
+        return [next];
+      });
+    } while (cursor !== '0' && ++scans < MAX_SCANS && found.length < limit);
+    if (cursor !== '0') complete = false;
+    if (found.length >= limit) break;
+  }
+  const keys = found.slice(0, limit);
+  if (found.length > limit) complete = false;
+  const replies = await Promise.all(keys.map((k) => redis.lockStatus(k).catch(() => null)));
+  const locks = keys.flatMap((k, i) => {
+    const reply = replies[i];
+    return reply ? [{ name: k.slice(open.length, -1), fence: reply[0], ttl_ms: reply[1] }] : [];
+  });
+  return { locks, complete };
+}
