@@ -5,6 +5,7 @@ import { BLOCK_MS } from './feed/hub';
 import type { RedisClient } from './redis/client';
 import { createRedis, feedConnection, limiterConnection, writerConnection } from './redis/client';
 import { failoverFence } from './redis/failover-fence';
+import { checkTls, connectOrTlsFailure } from './redis/tls';
 import { WaiterPool } from './redis/waiters';
 
 /** How long close() waits for a connection's socket to close after QUIT was answered. */
@@ -105,9 +106,10 @@ export function createService(config: Config, options: ServiceOptions): Service 
     limiterRedis,
     writerRedis,
     async connect({ waitForLimiter = false } = {}) {
+      await checkTls(config);
       const limiter = limiterRedis.connect().catch(() => {});
       try {
-        await redis.connect();
+        await connectOrTlsFailure(redis, config);
       } finally {
         await writerRedis?.connect().catch(() => {});
         if (waitForLimiter) await limiter;

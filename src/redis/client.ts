@@ -6,6 +6,7 @@ import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Config } from '../config';
 import { LUA_CHANGED } from './change-event';
 import { createKeyspace } from './keys';
+import { tlsOptions } from './tls';
 
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
 
@@ -168,7 +169,8 @@ function baseOptions(config: Config): RedisOptions {
 }
 
 export function createRedis(config: Config): RedisClient {
-  const options = baseOptions(config);
+  const tls = tlsOptions(config);
+  const options = { ...baseOptions(config), ...(tls ? { tls } : {}) };
   const { clusterNodes, sentinels, sentinelName, url } = config.redis;
   if (clusterNodes) {
     const { retryStrategy: _r, enableOfflineQueue: _o, ...redisOptions } = options;
@@ -181,6 +183,10 @@ export function createRedis(config: Config): RedisClient {
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // Under TLS, seed nodes given by name are connected to by that name, which their certificates hold.
+      ...(tls
+        ? { dnsLookup: (address: string, done: (err: null, a: string) => void) => done(null, address) }
+        : {}),
       redisOptions: {
         ...redisOptions,
         // The node connections' own calls (a master's DBSIZE, /upstash commands sent to one node) auto-pipeline.
@@ -199,6 +205,8 @@ export function createRedis(config: Config): RedisClient {
       username: decodeURIComponent(credentials.username) || undefined,
       password: decodeURIComponent(credentials.password) || undefined,
       sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // TLS to the Sentinels and to the data nodes they name alike.
+      ...(tls ? { sentinelTLS: tls, enableTLSForSentinelMode: true } : {}),
       // Leave a demoted master as soon as the Sentinels announce +switch-master, not when it refuses a write.
       failoverDetector: true,
     });

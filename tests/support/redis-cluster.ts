@@ -3,8 +3,10 @@
 //   const cluster = await startRedisCluster();   // resolves once every node reports cluster_state:ok
 //   cluster.nodes                                 // 'host:port,...' for SVC_REDIS_CLUSTER_NODES
 //   await cluster.stop();
+//   startRedisCluster(3, { tls: { pki }, hostname: 'localhost' })   // TLS only (bus too); nodes announce a name
 import Redis from 'ioredis';
 import { fleet, LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
+import { clientTls, type TlsServerOptions } from './tls';
 
 const READY_TIMEOUT_MS = 20_000;
 const SLOTS = 16384;
@@ -32,15 +34,18 @@ async function waitClusterOk(clients: Redis[]): Promise<void> {
 }
 
 /** Starts `size` masters, splits the slots between them and introduces them, as `redis-cli --cluster create` does. */
-export async function startRedisCluster(size = 3): Promise<RedisCluster> {
+export async function startRedisCluster(
+  size = 3,
+  { tls, hostname }: { tls?: TlsServerOptions; hostname?: string } = {},
+): Promise<RedisCluster> {
   const { servers, clients, stop } = fleet<Redis>();
+  const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'];
+  if (hostname)
+    args.push('--cluster-announce-hostname', hostname, '--cluster-preferred-endpoint-type', 'hostname');
   try {
-    for (let i = 0; i < size; i++) {
-      servers.push(
-        await startRedisServer({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'] }),
-      );
-    }
-    for (const s of servers) clients.push(new Redis(s.port, LOOPBACK));
+    for (let i = 0; i < size; i++) servers.push(await startRedisServer({ args, tls }));
+    for (const s of servers)
+      clients.push(new Redis({ port: s.port, host: LOOPBACK, ...(tls ? { tls: clientTls(tls.pki) } : {}) }));
     const per = Math.ceil(SLOTS / size);
     await Promise.all(
       clients.map(async (c, i) => {
@@ -55,5 +60,5 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
     await stop();
     throw err;
   }
-  return { servers, nodes: servers.map((s) => `${LOOPBACK}:${s.port}`).join(','), stop };
+  return { servers, nodes: servers.map((s) => `${hostname ?? LOOPBACK}:${s.port}`).join(','), stop };
 }
