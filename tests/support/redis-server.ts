@@ -91,11 +91,15 @@ function anyFreePort(): Promise<number> {
 
 /** True when the server command (REDIS_SERVER) is an executable, as a path or on the PATH. */
 export function hasRedisServer(): boolean {
-  const dirs = REDIS_SERVER.includes('/') ? [''] : (process.env.PATH ?? '').split(path.delimiter);
-  for (const dir of dirs) {
-    if (!dir) continue;
+  const candidates = REDIS_SERVER.includes('/')
+    ? [REDIS_SERVER]
+    : (process.env.PATH ?? '')
+        .split(path.delimiter)
+        .filter((dir) => dir)
+        .map((dir) => path.join(dir, REDIS_SERVER));
+  for (const file of candidates) {
     try {
-      accessSync(dir ? path.join(dir, REDIS_SERVER) : REDIS_SERVER, constants.X_OK);
+      accessSync(file, constants.X_OK);
       return true;
     } catch {}
   }
