@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Cluster } from 'ioredis';
+import Redis, { type Cluster } from 'ioredis';
 import request from 'supertest';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/observability/logger';
@@ -15,7 +15,7 @@ import { type RedisCluster, startRedisCluster } from './support/redis-cluster';
 import { type SentinelSet, startSentinelSet } from './support/redis-sentinel';
 import { type RedisServer, startRedisServer } from './support/redis-server';
 import { killServices, startService } from './support/service-process';
-import { makePki, type Pki } from './support/tls';
+import { clientTls, makePki, type Pki } from './support/tls';
 
 let pki: Pki;
 beforeAll(() => {
@@ -192,6 +192,23 @@ describe('a Sentinel set on TLS only (Sentinels, master and replica; replication
 
   test('when the service reaches the master through the Sentinels, then data round-trips', async () => {
     await roundTrip(t, 'before');
+  });
+
+  test('when the service runs, then its failover fence listens on every Sentinel over TLS', async () => {
+    const sentinel = new Redis({
+      host: '127.0.0.1',
+      port: set.sentinelServers[0]?.port,
+      tls: clientTls(pki),
+    });
+    try {
+      // The fence subscribes to +try-failover and +switch-master, and to -failover-abort-* by pattern.
+      const listening = async () => /sub=2 psub=1/.test((await sentinel.call('CLIENT', 'LIST')) as string);
+      const deadline = Date.now() + 10_000;
+      while (!(await listening()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await listening()).toBe(true);
+    } finally {
+      sentinel.disconnect();
+    }
   });
 
   test('when the Sentinels fail over, then the service writes to the new master over TLS', async () => {

@@ -97,7 +97,8 @@ export function probeTls(
       resolve(isTlsFailure(failure) ? failure : null);
     };
     socket.setTimeout(timeoutMs, () => done(null));
-    socket.once('error', done);
+    // `on`: a destroyed TLS socket may still report the server's alert, a second error.
+    socket.on('error', done);
     socket.once('secureConnect', () => socket.write('PING\r\n'));
     socket.once('data', () => done(null));
     socket.once('end', () => done(null));
@@ -153,8 +154,9 @@ export async function connectOrTlsFailure(client: Redis | Cluster, config: Confi
   try {
     await Promise.race([client.connect(), failed]);
   } catch (err) {
-    if (err instanceof RedisTlsError) client.disconnect();
-    throw err;
+    const failure = isTlsFailure(err) ? new RedisTlsError(dataNode(config), err) : err;
+    if (failure instanceof RedisTlsError) client.disconnect();
+    throw failure;
   } finally {
     client.off('error', onError);
     client.off('node error', onNodeError);

@@ -147,7 +147,10 @@ export function killServersUnder(root: string): void {
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     try {
       // Guard against a reused pid where /proc tells (Linux).
-      if (existsSync('/proc') && !/(redis|valkey)-/.test(readFileSync(`/proc/${pid}/cmdline`, 'latin1')))
+      if (
+        existsSync('/proc') &&
+        !/(redis|valkey)-(server|check-rdb)/.test(readFileSync(`/proc/${pid}/cmdline`, 'latin1'))
+      )
         continue;
       process.kill(pid, 'SIGKILL');
     } catch {} // already gone

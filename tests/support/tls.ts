@@ -123,7 +123,7 @@ export function pingTls(port: number, host: string, pki: Pki, timeoutMs: number)
       resolve(line);
     };
     socket.setTimeout(timeoutMs, () => done(null));
-    socket.once('error', () => done(null));
+    socket.on('error', () => done(null)); // a TLS socket may report a second error (the peer's alert)
     socket.once('secureConnect', () => socket.write('PING\r\n'));
     socket.on('data', (chunk) => {
       reply += chunk.toString('latin1');
