@@ -75,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (r.SVC_REDIS_SENTINELS && r.SVC_REDIS_CLUSTER_NODES) {
     problems.push('SVC_REDIS_SENTINELS and SVC_REDIS_CLUSTER_NODES are exclusive: set one');
   }
+  problems.push(...tlsProblems(r));
   // Keyspace notifications are per node and the notifier's lock is one key: not built for a Cluster.
   if (r.SVC_CHANGES_EXPIRED && r.SVC_REDIS_CLUSTER_NODES) {
     problems.push(
@@ -83,6 +84,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(build(r));
+}
+
+/** The TLS settings need TLS on (a rediss:// URL), and a client certificate comes with its key. */
+function tlsProblems(r: Raw): string[] {
+  const problems: string[] = [];
+  const set = (['CA_FILE', 'CERT_FILE', 'KEY_FILE', 'SERVER_NAME'] as const).filter(
+    (name) => r[`SVC_REDIS_TLS_${name}`] !== undefined,
+  );
+  if (set.length > 0 && !/^rediss:/.test(r.SVC_REDIS_URL))
+    problems.push(
+      `SVC_REDIS_TLS_${set[0]} is set but SVC_REDIS_URL is not rediss://: start it with rediss:// to turn TLS on`,
+    );
+  if ((r.SVC_REDIS_TLS_CERT_FILE === undefined) !== (r.SVC_REDIS_TLS_KEY_FILE === undefined))
+    problems.push('SVC_REDIS_TLS_CERT_FILE and SVC_REDIS_TLS_KEY_FILE go together: set both or neither');
+  return problems;
 }
 
 /** Config from validated raw values: each setting's value (defaulted, parsed) at its path, in table order. */

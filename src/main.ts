@@ -8,6 +8,7 @@ import { applyRuntimeFlags } from './node-flags';
 import { createLogger, flushLogs } from './observability/logger';
 import { joinPeers } from './peers';
 import { redactUrl, redisMode } from './redis/client';
+import { RedisTlsError } from './redis/tls';
 import { createService } from './service';
 import { startupFailure } from './startup';
 
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
     logger.info('connected to redis', { redis: target });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
+    // A certificate problem does not go away by retrying: the start fails with its reason (startup.ts).
+    if (err instanceof RedisTlsError) throw err;
     logger.warn('redis is not reachable yet; answering 503 until it is', {
       redis: target,
       cause: (err as Error).message,

@@ -6,6 +6,7 @@ import { settingRefusals } from './redis/capability-watch';
 import type { RedisClient } from './redis/client';
 import { createRedis, feedConnection, limiterConnection, writerConnection } from './redis/client';
 import { failoverFence } from './redis/failover-fence';
+import { checkTls, connectOrTlsFailure } from './redis/tls';
 import { WaiterPool } from './redis/waiters';
 
 /** How long close() waits for a connection's socket to close after QUIT was answered. */
@@ -108,9 +109,10 @@ export function createService(config: Config, options: ServiceOptions): Service 
     limiterRedis,
     writerRedis,
     async connect({ waitForLimiter = false } = {}) {
+      await checkTls(config);
       const limiter = limiterRedis.connect().catch(() => {});
       try {
-        await redis.connect();
+        await connectOrTlsFailure(redis, config);
       } finally {
         await writerRedis?.connect().catch(() => {});
         if (waitForLimiter) await limiter;

@@ -76,7 +76,8 @@ export const SETTINGS = {
     path: 'redis.url',
     schema: str('redis://127.0.0.1:6379', { pattern: '^rediss?://' }),
     secret: true,
-    description: 'standalone Redis (`rediss://` for TLS; user/password in the URL)',
+    description:
+      'standalone Redis (user/password in the URL); `rediss://` turns TLS on, for Sentinel and Cluster too (their URL gives scheme and credentials only)',
   },
   SVC_REDIS_SENTINELS: {
     path: 'redis.sentinels',
@@ -94,6 +95,30 @@ export const SETTINGS = {
     schema: str(undefined, HOST_PORTS),
     parse: hostPorts,
     description: '`host:port,...` seed nodes of a Redis Cluster',
+  },
+  // TLS is on with a rediss:// SVC_REDIS_URL, for every topology (docs/operations.md, "TLS to Redis").
+  SVC_REDIS_TLS_CA_FILE: {
+    path: 'redis.tls.caFile',
+    schema: str(),
+    description:
+      "PEM file of the CA(s) that sign the Redis servers' certificates, in place of the system's roots (`rediss://` only)",
+  },
+  SVC_REDIS_TLS_CERT_FILE: {
+    path: 'redis.tls.certFile',
+    schema: str(),
+    description:
+      'PEM client certificate shown to Redis (mutual TLS, `--tls-auth-clients yes`); with the key file',
+  },
+  SVC_REDIS_TLS_KEY_FILE: {
+    path: 'redis.tls.keyFile',
+    schema: str(),
+    description: 'PEM private key of that client certificate',
+  },
+  SVC_REDIS_TLS_SERVER_NAME: {
+    path: 'redis.tls.serverName',
+    schema: str(undefined, { pattern: '^[A-Za-z0-9.-]+$', maxLength: 253 }),
+    description:
+      'the name every Redis certificate must hold, also sent as SNI (default: the host connected to: Sentinels, data nodes, Cluster nodes)',
   },
   SVC_REDIS_COMMAND_TIMEOUT_MS: {
     path: 'redis.commandTimeoutMs',

@@ -1,5 +1,6 @@
 // Why the service could not start, as one line that names the setting to change (no stack for a known cause).
 import { type Config, ConfigError } from './config';
+import { RedisTlsError } from './redis/tls';
 
 interface ListenError extends Error {
   code?: string;
@@ -46,6 +47,7 @@ function listenFailure(err: ListenError, config: Config): string | undefined {
  */
 export function startupFailure(err: unknown, config?: Config): string {
   if (err instanceof ConfigError) return err.message;
+  if (err instanceof RedisTlsError) return `failed to start: ${err.message}`;
   const line = config && err instanceof Error ? listenFailure(err, config) : undefined;
   if (line) return `failed to start: ${line}`;
   return `failed to start: ${(err as Error)?.stack ?? String(err)}`;

@@ -1,8 +1,9 @@
 // The test harness itself: a Redis is provided, spawned servers restart on their port, and key cleanup is scoped.
+import { execFileSync } from 'node:child_process';
 import Redis from 'ioredis';
 import { testApp } from './support/app';
 import { cleanup, testPrefix } from './support/keys';
-import { pingRaw, startRedisServer } from './support/redis-server';
+import { pingRaw, REDIS_SERVER, startRedisServer } from './support/redis-server';
 
 describe('test harness', () => {
   it('when the tests start, then REDIS_URL names a Redis that answers PING', async () => {
@@ -11,6 +12,19 @@ describe('test harness', () => {
     try {
       await redis.connect();
       await expect(redis.ping()).resolves.toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('when TEST_REDIS_SERVER names an engine, then the test Redis is that engine (its version in INFO)', async () => {
+    if (!process.env.TEST_REDIS_SPAWNED) return; // REDIS_URL named a Redis of the caller's
+    const version = /v=(\S+)/.exec(execFileSync(REDIS_SERVER, ['--version'], { encoding: 'utf8' }))?.[1];
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      const info = (await redis.info('server')) as string;
+      // Valkey reports its own version as valkey_version (redis_version stays 7.2.4).
+      expect(info).toMatch(new RegExp(`^(valkey|redis)_version:${version?.replace(/\./g, '\\.')}\r?$`, 'm'));
     } finally {
       redis.disconnect();
     }

@@ -150,6 +150,19 @@ describe('keys are found from the command table and put under the prefix', () =>
       '0',
       '0',
     ]);
+    // Redis 8 marks XREAD's key spec incomplete: its options are walked as Redis does (a group named STREAMS).
+    expect(keysOf(['XREADGROUP', 'GROUP', 'STREAMS', 'c', 'COUNT', '1', 'STREAMS', 'streams', '>'])).toEqual([
+      'XREADGROUP',
+      'GROUP',
+      'STREAMS',
+      'c',
+      'COUNT',
+      '1',
+      'STREAMS',
+      'P:streams',
+      '>',
+    ]);
+    expect(() => keysOf(['XREAD', 'NEWOPTION', 'STREAMS', 's', '0'])).toThrow(/cannot be located/);
     expect(keysOf(['LMPOP', '2', 'l1', 'l2', 'LEFT'])).toEqual(['LMPOP', '2', 'P:l1', 'P:l2', 'LEFT']);
     expect(keysOf(['EVAL', 'return 1', '1', 'k', 'arg'], '')).toEqual(['EVAL', 'return 1', '1', 'k', 'arg']);
     expect(keysOf(['SCAN', '0', 'MATCH', 'u*'])).toEqual(['SCAN', '0', 'MATCH', 'P:u*']);

@@ -9,6 +9,7 @@ import { type FunctionSource, useFunctions } from './functions';
 import { createKeyspace } from './keys';
 import { QUEUE_WRITES, queueInnerBodies, queueScripts } from './queue-scripts';
 import { quietReadyCheck } from './ready-check';
+import { tlsOptions } from './tls';
 
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
 
@@ -279,7 +280,8 @@ export function createRedis(config: Config): RedisClient {
 }
 
 function createClient(config: Config): RedisClient {
-  const options = baseOptions(config);
+  const tls = tlsOptions(config);
+  const options = { ...baseOptions(config), ...(tls ? { tls } : {}) };
   const { clusterNodes, sentinels, sentinelName, url } = config.redis;
   if (clusterNodes) {
     const { retryStrategy: _r, enableOfflineQueue: _o, ...redisOptions } = options;
@@ -300,6 +302,10 @@ function createClient(config: Config): RedisClient {
       enableOfflineQueue: false,
       lazyConnect: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // Under TLS, seed nodes given by name are connected to by that name, which their certificates hold.
+      ...(tls
+        ? { dnsLookup: (address: string, done: (err: null, a: string) => void) => done(null, address) }
+        : {}),
       redisOptions: {
         ...redisOptions,
         // The node connections' own calls (a master's DBSIZE, /upstash commands sent to one node) auto-pipeline.
@@ -318,6 +324,8 @@ function createClient(config: Config): RedisClient {
       username: decodeURIComponent(credentials.username) || undefined,
       password: decodeURIComponent(credentials.password) || undefined,
       sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // TLS to the Sentinels and to the data nodes they name alike.
+      ...(tls ? { sentinelTLS: tls, enableTLSForSentinelMode: true } : {}),
       // Leave a demoted master as soon as the Sentinels announce +switch-master, not when it refuses a write.
       failoverDetector: true,
     });

@@ -69,6 +69,10 @@ export function failoverFence(writers: RedisClient[], config: Config): Fence | u
       host,
       port,
       autoResubscribe: false,
+      // Connected once the data connection first is: not before the start's TLS check (tls.ts).
+      lazyConnect: true,
+      // TLS as the data connection's Sentinel connections (none without).
+      tls: connections[0]?.options.sentinelTLS,
       retryStrategy: (n) => Math.min(n * 100, 1000),
     });
     sub.on('error', () => {}); // the data connection reports Sentinel trouble
@@ -81,7 +85,12 @@ export function failoverFence(writers: RedisClient[], config: Config): Fence | u
     });
     return sub;
   });
+  const start = () => {
+    for (const sub of subscribers) sub.connect().catch(() => {}); // retried by its retryStrategy
+  };
+  connections[0]?.once('ready', start);
   const stop = () => {
+    connections[0]?.off('ready', start);
     clearTimeout(timer);
     for (const sub of subscribers) sub.disconnect();
   };

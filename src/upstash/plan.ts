@@ -54,7 +54,8 @@ export function plan(
   const spec = table.find(raw);
   if (!spec) throw unknownCommand(raw);
   const { permission, writes, blocking } = judge(spec, raw, prefix !== '', tenant, scriptPermission);
-  const { positions, exact } = sortStore(spec.name, raw) ?? keyPositions(spec, raw);
+  const { positions, exact } =
+    sortStore(spec.name, raw) ?? streamKeys(spec.name, raw) ?? keyPositions(spec, raw);
   if (!exact && prefix !== '')
     throw new ApiError(
       'forbidden',
@@ -89,6 +90,33 @@ function sortStore(name: string, args: readonly string[]): KeyPositions | undefi
     else i += skip[word] ?? 0;
   }
   return { positions, exact: true };
+}
+
+/** The options before STREAMS in XREAD and XREADGROUP, with the number of arguments each takes. */
+const STREAM_OPTIONS = new Map([
+  ['block', 1],
+  ['count', 1],
+  ['group', 2],
+  ['noack', 0],
+]);
+
+/**
+ * XREAD's and XREADGROUP's stream keys, whose key spec Redis 8 marks incomplete (a group or a key may be named
+ * STREAMS): found by walking the options as Redis's own xreadGetKeys does. An option it does not know (a newer
+ * server's) leaves the keys unknown, which a prefix refuses.
+ */
+function streamKeys(name: string, args: readonly string[]): KeyPositions | undefined {
+  if (name !== 'xread' && name !== 'xreadgroup') return undefined;
+  for (let i = 1; i < args.length; i++) {
+    const word = (args[i] as string).toLowerCase();
+    const count = (args.length - i - 1) / 2;
+    if (word === 'streams' && Number.isInteger(count) && count > 0)
+      return { positions: Array.from({ length: count }, (_, k) => i + 1 + k), exact: true };
+    const skip = STREAM_OPTIONS.get(word);
+    if (skip === undefined) break;
+    i += skip;
+  }
+  return { positions: [], exact: false };
 }
 
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);

@@ -3,8 +3,10 @@
 //   const cluster = await startRedisCluster();   // resolves once every node reports cluster_state:ok
 //   cluster.nodes                                 // 'host:port,...' for SVC_REDIS_CLUSTER_NODES
 //   await cluster.stop();
+//   startRedisCluster(3, { tls: { pki }, hostname: 'localhost' })   // TLS only (bus too); nodes announce a name
 import Redis from 'ioredis';
 import { fleet, LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
+import { clientTls, type TlsServerOptions } from './tls';
 
 const READY_TIMEOUT_MS = 20_000;
 const SLOTS = 16384;
@@ -37,19 +39,16 @@ async function waitClusterOk(clients: Redis[]): Promise<void> {
  */
 export async function startRedisCluster(
   size = 3,
-  { config }: { config?: string } = {},
+  { config, tls, hostname }: { config?: string; tls?: TlsServerOptions; hostname?: string } = {},
 ): Promise<RedisCluster> {
   const { servers, clients, stop } = fleet<Redis>();
+  const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'];
+  if (hostname)
+    args.push('--cluster-announce-hostname', hostname, '--cluster-preferred-endpoint-type', 'hostname');
   try {
-    for (let i = 0; i < size; i++) {
-      servers.push(
-        await startRedisServer({
-          args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'],
-          config,
-        }),
-      );
-    }
-    for (const s of servers) clients.push(new Redis(s.port, LOOPBACK));
+    for (let i = 0; i < size; i++) servers.push(await startRedisServer({ args, config, tls }));
+    for (const s of servers)
+      clients.push(new Redis({ port: s.port, host: LOOPBACK, ...(tls ? { tls: clientTls(tls.pki) } : {}) }));
     const per = Math.ceil(SLOTS / size);
     await Promise.all(
       clients.map(async (c, i) => {
@@ -64,5 +63,5 @@ export async function startRedisCluster(
     await stop();
     throw err;
   }
-  return { servers, nodes: servers.map((s) => `${LOOPBACK}:${s.port}`).join(','), stop };
+  return { servers, nodes: servers.map((s) => `${hostname ?? LOOPBACK}:${s.port}`).join(','), stop };
 }

@@ -4,8 +4,10 @@
 //   set.sentinels                                // 'host:port,...' for SVC_REDIS_SENTINELS (name: set.name)
 //   await set.failover();                        // SENTINEL FAILOVER; resolves once the replica is the master
 //   await set.stop();
+//   startSentinelSet('gw', { tls: { pki } })   // every server (Sentinels too) on TLS only, replication over TLS
 import Redis from 'ioredis';
 import { fleet, LOOPBACK, type RedisServer, startRedisServer } from './redis-server';
+import { clientTls, type TlsServerOptions } from './tls';
 
 const READY_TIMEOUT_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -35,12 +37,17 @@ async function waitUntil(what: string, check: () => Promise<boolean>): Promise<v
 
 const infoField = (info: string, name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 
-export async function startSentinelSet(name = 'gw'): Promise<SentinelSet> {
+export async function startSentinelSet(
+  name = 'gw',
+  { tls }: { tls?: TlsServerOptions } = {},
+): Promise<SentinelSet> {
   const { servers, clients, stop } = fleet<Redis>();
+  const connect = (port: number) =>
+    new Redis({ port, host: LOOPBACK, ...(tls ? { tls: clientTls(tls.pki) } : {}) });
   try {
-    const master = await startRedisServer();
+    const master = await startRedisServer({ tls });
     servers.push(master);
-    const replica = await startRedisServer({ args: ['--replicaof', LOOPBACK, String(master.port)] });
+    const replica = await startRedisServer({ args: ['--replicaof', LOOPBACK, String(master.port)], tls });
     servers.push(replica);
     const config = [
       `sentinel monitor ${name} ${LOOPBACK} ${master.port} 2`,
@@ -51,12 +58,12 @@ export async function startSentinelSet(name = 'gw'): Promise<SentinelSet> {
     ].join('\n');
     const sentinelServers: RedisServer[] = [];
     for (let i = 0; i < 3; i++) {
-      const s = await startRedisServer({ args: ['--sentinel'], config });
+      const s = await startRedisServer({ args: ['--sentinel'], config, tls });
       servers.push(s);
       sentinelServers.push(s);
     }
-    const sentinelClients = sentinelServers.map((s) => new Redis(s.port, LOOPBACK));
-    const masterClient = new Redis(master.port, LOOPBACK);
+    const sentinelClients = sentinelServers.map((s) => connect(s.port));
+    const masterClient = connect(master.port);
     clients.push(...sentinelClients, masterClient);
     await waitUntil('the replica catching up', async () => {
       const info = (await masterClient.info('replication')) as string;
@@ -87,7 +94,7 @@ export async function startSentinelSet(name = 'gw'): Promise<SentinelSet> {
       const before = await masterPort();
       const next = before === master.port ? replica : master;
       await (sentinelClients[0] as Redis).call('SENTINEL', 'FAILOVER', name);
-      const nextClient = new Redis(next.port, LOOPBACK);
+      const nextClient = connect(next.port);
       clients.push(nextClient);
       await waitUntil('the failover', async () => {
         for (const c of sentinelClients) {

@@ -9,7 +9,9 @@
 // config file passed first, which Sentinel needs (`{ args: ['--sentinel'], config: 'sentinel monitor ...' }`).
 // Each server has its own data dir (AOF, nodes.conf, sentinel state, pid file) that survives stop/start; it is
 // created under TEST_REDIS_TMPDIR, where the jest global teardown kills any server a test forgot to stop (see
-// killServersUnder) before removing it all.
+// killServersUnder) before removing it all. `tls` serves TLS only (tests/support/tls.ts): the url is then rediss://.
+// TEST_REDIS_SERVER names the server command (default redis-server): scripts/engines.sh's wrappers run Redis 8 and
+// Valkey (docs/testing.md, "Every engine").
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
   accessSync,
@@ -24,10 +26,15 @@ import {
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pingTls, type TlsServerOptions, tlsServerArgs } from './tls';
 
 export const LOOPBACK = '127.0.0.1';
 const READY_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 10_000;
+/** The server command: redis-server, or an engine's wrapper (scripts/engines.sh). */
+export const REDIS_SERVER = process.env.TEST_REDIS_SERVER || 'redis-server';
+/** Redis 8 refuses a cluster port above this (its bus port is the port + 10000). */
+const CLUSTER_MAX_PORT = 55535;
 
 export interface RedisServerOptions {
   /** Fixed port; by default a free one is picked (and another tried if it is taken in the meantime). */
@@ -36,6 +43,8 @@ export interface RedisServerOptions {
   args?: string[];
   /** Config file text, for directives that must live in a file (Sentinel). */
   config?: string;
+  /** Serve TLS only (`--port 0 --tls-port`), with these certificates. */
+  tls?: TlsServerOptions;
 }
 
 export interface RedisServer {
@@ -60,8 +69,15 @@ export function fleet<Client extends { disconnect(): void }>() {
   return { servers, clients, stop };
 }
 
-/** A port nobody listens on right now (the OS picks it; it may be taken again before use). */
-export function freePort(): Promise<number> {
+/** A port nobody listens on right now (the OS picks it; it may be taken again before use), at most `max`. */
+export async function freePort(max = 65535): Promise<number> {
+  for (;;) {
+    const port = await anyFreePort();
+    if (port <= max) return port;
+  }
+}
+
+function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
@@ -73,12 +89,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** True when `redis-server` is an executable on the PATH. */
+/** True when the server command (REDIS_SERVER) is an executable, as a path or on the PATH. */
 export function hasRedisServer(): boolean {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
+  const candidates = REDIS_SERVER.includes('/')
+    ? [REDIS_SERVER]
+    : (process.env.PATH ?? '')
+        .split(path.delimiter)
+        .filter((dir) => dir)
+        .map((dir) => path.join(dir, REDIS_SERVER));
+  for (const file of candidates) {
     try {
-      accessSync(path.join(dir, 'redis-server'), constants.X_OK);
+      accessSync(file, constants.X_OK);
       return true;
     } catch {}
   }
@@ -126,7 +147,10 @@ export function killServersUnder(root: string): void {
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     try {
       // Guard against a reused pid where /proc tells (Linux).
-      if (existsSync('/proc') && !readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('redis-server'))
+      if (
+        existsSync('/proc') &&
+        !/(redis|valkey)-(server|check-rdb)/.test(readFileSync(`/proc/${pid}/cmdline`, 'latin1'))
+      )
         continue;
       process.kill(pid, 'SIGKILL');
     } catch {} // already gone
@@ -135,19 +159,24 @@ export function killServersUnder(root: string): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitReady(port: number, exited: Promise<void>, argv: string[]): Promise<void> {
+async function waitReady(
+  port: number,
+  exited: Promise<void>,
+  argv: string[],
+  tls: TlsServerOptions | undefined,
+): Promise<void> {
   let gone = false;
   void exited.then(() => {
     gone = true;
   });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    const reply = await pingRaw(port, LOOPBACK, 500);
+    const reply = await (tls ? pingTls(port, LOOPBACK, tls.pki, 500) : pingRaw(port, LOOPBACK, 500));
     // -NOAUTH: it runs with a password, and answers.
     if (reply === '+PONG' || reply?.startsWith('-NOAUTH')) return;
     if (gone)
       throw new Error(
-        `redis-server exited before answering PING on port ${port}: redis-server ${argv.join(' ')}`,
+        `redis-server exited before answering PING on port ${port}: ${REDIS_SERVER} ${argv.join(' ')}`,
       );
     await sleep(50);
   }
@@ -168,7 +197,8 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
   const launch = async (port: number) => {
     // Otherwise the readiness check below would take that server for ours.
     if ((await pingRaw(port, LOOPBACK, 300)) !== null) throw new Error(`port ${port} already answers PING`);
-    const argv = [configFile, '--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'];
+    const listen = opts.tls ? tlsServerArgs(port, opts.tls) : ['--port', String(port)];
+    const argv = [configFile, ...listen, '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'];
     argv.push(
       '--daemonize',
       'no',
@@ -178,19 +208,19 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
       path.join(dir, 'redis.pid'),
       ...(opts.args ?? []),
     );
-    const proc = spawn('redis-server', argv, { stdio: 'ignore' });
+    const proc = spawn(REDIS_SERVER, argv, { stdio: 'ignore' });
     // Unreferenced, so a server a test forgot to stop does not keep jest alive; the teardown kills it.
     proc.unref();
     const spawnError = new Promise<never>((_, reject) => {
       proc.once('error', (err: NodeJS.ErrnoException) =>
-        reject(err.code === 'ENOENT' ? new Error('redis-server is not on the PATH') : err),
+        reject(err.code === 'ENOENT' ? new Error(`${REDIS_SERVER} is not on the PATH`) : err),
       );
     });
     spawnError.catch(() => {});
     child = proc;
     exited = exitOf(proc);
     try {
-      await Promise.race([waitReady(port, exited, argv), spawnError]);
+      await Promise.race([waitReady(port, exited, argv, opts.tls), spawnError]);
     } catch (err) {
       await end('SIGKILL');
       throw err;
@@ -206,7 +236,8 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
     clearTimeout(timer);
   };
 
-  let port = opts.port ?? (await freePort());
+  const maxPort = opts.args?.includes('--cluster-enabled') ? CLUSTER_MAX_PORT : 65535;
+  let port = opts.port ?? (await freePort(maxPort));
   for (let attempt = 1; ; attempt++) {
     try {
       await launch(port);
@@ -214,12 +245,12 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
     } catch (err) {
       // Another process may have taken the free port between freePort() and redis-server binding it.
       if (opts.port !== undefined || attempt >= 3 || !hasRedisServer()) throw err;
-      port = await freePort();
+      port = await freePort(maxPort);
     }
   }
 
   return {
-    url: `redis://${LOOPBACK}:${port}`,
+    url: `${opts.tls ? 'rediss' : 'redis'}://${LOOPBACK}:${port}`,
     port,
     dir,
     start: async () => {
