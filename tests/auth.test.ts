@@ -98,13 +98,16 @@ describe('good credentials pass', () => {
 });
 
 describe('permissions follow the x-permission of each operation', () => {
-  const ALGEBRA = ['setUnion', 'setIntersection', 'setDifference'];
+  // POSTs that only read: set algebra (keys in the body), a rate-limit peek (identifiers in the body).
+  const ALGEBRA = ['setUnion', 'setIntersection', 'setDifference', 'peekRateLimit'];
+  // A GET that writes: the lease keep-alive stream extends the lease for as long as it is open.
+  const WRITING_GETS = ['keepLeaseAliveStream'];
 
-  test('openapi.yaml maps GET and set algebra to read, other data operations to write, admin to admin', () => {
+  test('openapi.yaml maps GET, set algebra and rate-limit peeks to read, other data operations to write, admin to admin', () => {
     for (const op of t.context.contract.operations) {
       const expected = op.path.startsWith('/store/admin/')
         ? 'admin'
-        : op.method === 'get' || ALGEBRA.includes(op.id)
+        : (op.method === 'get' && !WRITING_GETS.includes(op.id)) || ALGEBRA.includes(op.id)
           ? 'read'
           : 'write';
       expect(`${op.id}: ${op.permission}`).toBe(`${op.id}: ${expected}`);
