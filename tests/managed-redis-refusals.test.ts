@@ -222,3 +222,30 @@ describe('the command table shipped with the service', () => {
     }
   });
 });
+
+describe('a refused command that /upstash runs inside a bounded-read script', () => {
+  let server: ProfileServer;
+  beforeAll(async () => {
+    server = await startRenamed(['KEYS']);
+  });
+  afterAll(() => server?.stop());
+
+  test("when KEYS is renamed away, then /upstash answers Redis's own unknown-command error, not a script's", async () => {
+    const service = await serviceOn(server);
+    await service.connect();
+    try {
+      const res = await request(service.data)
+        .post('/upstash')
+        .set('Authorization', bearer(admin))
+        .send(['KEYS', '*']);
+      expect([res.status, res.body]).toEqual([400, { error: "ERR unknown command 'KEYS'" }]);
+      const piped = await request(service.data)
+        .post('/upstash/pipeline')
+        .set('Authorization', bearer(admin))
+        .send([['KEYS', '*']]);
+      expect(piped.body).toEqual([{ error: "ERR unknown command 'KEYS'" }]);
+    } finally {
+      await service.close();
+    }
+  });
+});

@@ -18,7 +18,7 @@ import {
   sizeKind,
 } from './bounds';
 import { appendEvents } from './events';
-import type { Planned } from './plan';
+import { type Planned, unknownCommand } from './plan';
 
 /** What a command comes back as in Upstash's answers. */
 export type Item = { result: unknown } | { error: string };
@@ -44,6 +44,9 @@ export interface Runner {
 export function settle(runner: Runner, planned: Planned, [err, value]: Reply): Item {
   if (err) {
     if (err.name !== 'ReplyError' || toApiError(err).status === 503) throw toApiError(err);
+    // A command renamed away (a managed Redis) that ran inside a bounded-read script: Redis's own words for it.
+    if (/^ERR Unknown Redis command called from script/i.test(err.message))
+      return { error: unknownCommand(planned.args.slice(0, 1)).message };
     return { error: err.message };
   }
   if (planned.writes) runner.wrote();
