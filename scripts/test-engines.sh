@@ -9,14 +9,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Every data family, batches, /upstash, key listing, the change feed, Sentinel and Cluster, TLS on all three.
+# Every data family, batches, /upstash, key listing (long walks too), the change feed, Sentinel and Cluster, TLS on
+# all three, the provider profiles, the Functions library, queues, locks and rate limits.
 FILES=(
   tests/harness.test.ts
   tests/strings.test.ts tests/hashes.test.ts tests/sets.test.ts tests/lists.test.ts tests/zsets.test.ts
   tests/counters.test.ts
   tests/batch-strings.test.ts tests/batch-hashes-sets.test.ts tests/batch-zsets.test.ts
   tests/upstash-http.test.ts
-  tests/keys.test.ts
+  tests/keys.test.ts tests/keys-walk.test.ts
+  tests/managed-redis.test.ts tests/redis-functions.test.ts tests/bounded-reads.test.ts tests/upstash-events.test.ts
+  tests/queues.test.ts tests/locks.test.ts tests/semaphores.test.ts tests/ratelimits.test.ts
   tests/feed-events.test.ts
   tests/topologies.test.ts tests/cluster-data.test.ts
   tests/redis-tls.test.ts

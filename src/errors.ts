@@ -111,7 +111,7 @@ const UNAVAILABLE_REPLIES = [
 /** Why a Redis error reply means its command is refused; undefined when the command ran (or failed on its input). */
 export function refusalReason(err: unknown): string | undefined {
   const message = err instanceof Error ? err.message : String(err);
-  if (/^ERR unknown (sub)?command|^ERR Unknown Redis command called from script/i.test(message))
+  if (/^ERR unknown (sub)?command|^ERR Unknown (Redis )?command called from script/i.test(message))
     return 'unknown command: renamed or disabled';
   if (message.startsWith('NOPERM')) return 'denied by ACL (NOPERM)';
   return undefined;

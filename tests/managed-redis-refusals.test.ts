@@ -192,7 +192,7 @@ describe('what the server refuses stops the start or the request, clearly', () =
 describe('the engine is read from what the server says of itself', () => {
   test("when INFO is Valkey's, then the engine is valkey with valkey_version, not redis_version 7.2.4", () => {
     const info =
-      '# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.0.1\r\nredis_mode:cluster\r\n';
+      '# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.0.1\r\nserver_mode:cluster\r\n';
     expect(identityFromInfo(info)).toEqual({ engine: 'valkey', version: '9.0.1', cluster: true });
     expect(identityFromInfo('redis_version:7.0.15\r\nredis_mode:standalone\r\n')).toEqual({
       engine: 'redis',

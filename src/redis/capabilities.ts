@@ -75,13 +75,16 @@ const field = (text: string, name: string) => new RegExp(`^${name}:([^\\r\\n]*)`
 
 type Identity = Pick<Capabilities, 'engine' | 'version' | 'cluster'>;
 
-/** Engine, version and mode from `INFO server` (Valkey says `server_name:valkey` and keeps `redis_version:7.2.4`). */
+/**
+ * Engine, version and mode from `INFO server` (Valkey says `server_name:valkey`, keeps `redis_version:7.2.4`, and
+ * from 8.0 names the mode `server_mode` instead of `redis_mode`).
+ */
 export function identityFromInfo(info: string): Identity {
   const valkey = field(info, 'server_name') === 'valkey' || field(info, 'valkey_version') !== undefined;
   return {
     engine: valkey ? 'valkey' : 'redis',
     version: (valkey ? field(info, 'valkey_version') : undefined) ?? field(info, 'redis_version') ?? null,
-    cluster: field(info, 'redis_mode') === 'cluster',
+    cluster: (field(info, 'server_mode') ?? field(info, 'redis_mode')) === 'cluster',
   };
 }
 

@@ -9,12 +9,12 @@ export interface ScanPosition {
   cursor: string;
   /**
    * The SCAN reply from `cursor` gave more keys than the page took (Valkey gives many more than COUNT): the next
-   * page sends the same SCAN again (the same COUNT) and goes on at the first key it did not take (`next`, its tag),
-   * or, when that key is gone, after the last key it took (`last`), or, when both are gone, at the reply's start
-   * (keys listed twice, as SCAN allows; none missed). The cursor stays small whatever SCAN returns per call: no key
-   * rides in it.
+   * page sends the same SCAN again (the same COUNT), orders its keys by tag as the first page did, and goes on after
+   * the last key it took (`last`, its tag). The order is the tags', not the reply's: a reply sent again while Redis
+   * rehashes its table holds the same keys in another order. The cursor stays small whatever SCAN returns per call:
+   * no key rides in it.
    */
-  resume?: { count: number; last: string; next: string };
+  resume?: { count: number; last: string };
 }
 
 /** The largest SCAN COUNT a page sends (its `limit`). */
@@ -28,7 +28,7 @@ export const keyTag = (redisKey: string): string =>
 /** base64url of JSON: opaque to clients, so its shape can change without breaking them. */
 export function encodeCursor(position: ScanPosition): string {
   const { node, cursor, resume } = position;
-  const parts = resume ? [node, cursor, resume.count, resume.last, resume.next] : [node, cursor];
+  const parts = resume ? [node, cursor, resume.count, resume.last] : [node, cursor];
   return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
@@ -52,7 +52,7 @@ export function decodeCursor(text: string | undefined): ScanPosition {
   const value = cursorJson(text);
   if (
     Array.isArray(value) &&
-    (value.length === 2 || (value.length === 5 && validResume(value[2], value[3], value[4]))) &&
+    (value.length === 2 || (value.length === 4 && validResume(value[2], value[3]))) &&
     Number.isSafeInteger(value[0]) &&
     value[0] >= 0 &&
     typeof value[1] === 'string' &&
@@ -61,8 +61,8 @@ export function decodeCursor(text: string | undefined): ScanPosition {
     BigInt(value[1]) < 2n ** 64n
   ) {
     const position: ScanPosition =
-      value.length === 5
-        ? { node: value[0], cursor: value[1], resume: { count: value[2], last: value[3], next: value[4] } }
+      value.length === 4
+        ? { node: value[0], cursor: value[1], resume: { count: value[2], last: value[3] } }
         : { node: value[0], cursor: value[1] };
     // The same JSON written otherwise (spaces, a cursor of leading zeros) is another text than ours.
     if (encodeCursor(position) === text) return position;
@@ -73,13 +73,12 @@ export function decodeCursor(text: string | undefined): ScanPosition {
   );
 }
 
-function validResume(count: unknown, last: unknown, next: unknown): boolean {
-  const tag = (t: unknown) => typeof t === 'string' && TAG.test(t);
+function validResume(count: unknown, last: unknown): boolean {
   return (
     Number.isSafeInteger(count) &&
     (count as number) >= 1 &&
     (count as number) <= MAX_COUNT &&
-    tag(last) &&
-    tag(next)
+    typeof last === 'string' &&
+    TAG.test(last)
   );
 }

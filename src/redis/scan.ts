@@ -73,16 +73,16 @@ export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: 
       string,
       string[],
     ];
-    // The service's own keys (`#svc:...`) match when SVC_KEY_PREFIX is empty: never listed.
-    const visible = keys.filter((k) => !k.startsWith(INTERNAL_PREFIX));
-    const start = resume ? resumeAt(visible, resume) : 0;
+    // The service's own keys (`#svc:...`) match when SVC_KEY_PREFIX is empty: never listed. In tag order, so that
+    // the reply sent again by a resumed page is taken up where this one stopped (ScanPosition.resume).
+    const visible = byTag(keys.filter((k) => !k.startsWith(INTERNAL_PREFIX)));
+    const start = resume ? resumeAt(visible, resume.last) : 0;
     const taken = visible.slice(start, start + wanted);
-    if (taken.length > 0) found.push({ node: client, keys: taken });
+    if (taken.length > 0) found.push({ node: client, keys: taken.map((t) => t.key) });
     total += taken.length;
     if (visible.length > start + wanted) {
       // More in this reply than the page takes: the next page sends this SCAN again.
-      const last = keyTag(taken[taken.length - 1] as string);
-      resume = { count, last, next: keyTag(visible[start + wanted] as string) };
+      resume = { count, last: (taken[taken.length - 1] as Tagged).tag };
       break;
     }
     resume = undefined;
@@ -97,12 +97,21 @@ export async function scanPage(redis: RedisClient, keyspace: Keyspace, request: 
   return { keys, next: done ? null : { node, cursor, ...(resume ? { resume } : {}) } };
 }
 
-/** Where a SCAN reply sent again resumes: at the first key not taken, else after the last taken, else at 0. */
-function resumeAt(visible: readonly string[], resume: NonNullable<ScanPosition['resume']>): number {
-  const tags = visible.map(keyTag);
-  const next = tags.indexOf(resume.next);
-  if (next >= 0) return next;
-  return tags.indexOf(resume.last) + 1;
+interface Tagged {
+  readonly key: string;
+  readonly tag: string;
+}
+
+/** Keys with their tags, in tag order (ties, 48-bit tags of two keys alike, by the key). */
+const byTag = (keys: readonly string[]): Tagged[] =>
+  keys
+    .map((key) => ({ key, tag: keyTag(key) }))
+    .sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+/** Where a SCAN reply sent again resumes: at the first key whose tag comes after the last one taken. */
+function resumeAt(visible: readonly Tagged[], last: string): number {
+  const at = visible.findIndex((k) => k.tag > last);
+  return at < 0 ? visible.length : at;
 }
 
 /** TYPE and TTL of keys on one node, in one round trip; keys that vanished since SCAN are left out. */

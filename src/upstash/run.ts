@@ -45,7 +45,7 @@ export function settle(runner: Runner, planned: Planned, [err, value]: Reply): I
   if (err) {
     if (err.name !== 'ReplyError' || toApiError(err).status === 503) throw toApiError(err);
     // A command renamed away (a managed Redis) that ran inside a bounded-read script: Redis's own words for it.
-    if (/^ERR Unknown Redis command called from script/i.test(err.message))
+    if (/^ERR Unknown (Redis )?command called from script/i.test(err.message))
       return { error: unknownCommand(planned.args.slice(0, 1)).message };
     return { error: err.message };
   }
