@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
-import { type Reply, replyBudget } from '../redis/client';
+import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
 import { failed, ok, withDeadline } from './send';
 
@@ -95,6 +95,8 @@ function stringRead(command: Command): 'etag' | 'read' | undefined {
 export async function plainRead(store: Store, command: Command): Promise<Reply | undefined> {
   const kind = stringRead(command);
   if (!kind) {
+    const whole = wholeRead(command);
+    if (whole) return readWhole(store, command, whole);
     const read = command.name === 'typedRead' && !SCRIPTED.has(String(command.args[1]));
     return read ? smallRead(store, command) : undefined;
   }
@@ -160,4 +162,77 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
   return [null, [read[1], ttl[1]]];
+}
+
+/** A whole hash or set read that needs no script: its command, and whether its ETag is answered (typed_etag's). */
+type Whole = { readonly cmd: string; readonly size: 'HLEN' | 'SCARD'; readonly etag: boolean };
+
+/**
+ * typedRead's `type WHOLE cmd`, or typedEtag's `rN type WHOLE cmd` without a precondition. The ETag of HKEYS or
+ * HVALS digests fields and values both: their script then (it reads the hash once more, atomically).
+ */
+function wholeRead(command: Command): Whole | undefined {
+  const etag = command.name === 'typedEtag';
+  if (!etag && command.name !== 'typedRead') return undefined;
+  const [head, type, whole, cmd, ...rest] = etag ? command.args : ['r0', ...command.args];
+  if (whole !== 'WHOLE' || rest.length > 0 || typeof head !== 'string' || head.length !== 2) return undefined;
+  const tag = head !== 'r0';
+  if (type === 'set' && cmd === 'SMEMBERS') return { cmd, size: 'SCARD', etag: tag };
+  if (type !== 'hash' || (cmd !== 'HGETALL' && cmd !== 'HKEYS' && cmd !== 'HVALS')) return undefined;
+  return tag && cmd !== 'HGETALL' ? undefined : { cmd, size: 'HLEN', etag: tag };
+}
+
+/** typed.lua's etag_of of a hash (HGETALL's pairs) or a set (SMEMBERS): each pair or member digested, sorted. */
+function collectionEtag(cmd: string, items: Buffer[]): string {
+  const sha1 = (...parts: (string | Buffer)[]) => {
+    const hash = createHash('sha1');
+    for (const part of parts) hash.update(part);
+    return hash.digest('hex');
+  };
+  const digests: string[] = [];
+  if (cmd === 'SMEMBERS') for (const member of items) digests.push(sha1(member));
+  else
+    for (let i = 0; i + 1 < items.length; i += 2) {
+      const field = items[i] as Buffer;
+      digests.push(sha1(`${field.length}:`, field, items[i + 1] as Buffer));
+    }
+  digests.sort();
+  return sha1(cmd === 'SMEMBERS' ? 'set:' : 'hash:', digests.join(''));
+}
+
+/**
+ * A whole hash or set (HGETALL, HKEYS, HVALS, SMEMBERS) as typed_read answers it, in two writes: its size first
+ * (HLEN / SCARD: 0 is no key, WRONGTYPE is Redis's), refused above UNPAGED_MAX (PAGE_REQUIRED) or the element
+ * budget before anything is read; then the read and `TTL key` together, its bytes counted against the budget after
+ * it is read (as the field reads' are: no MEMORY USAGE), the ETag digested here. A key deleted, emptied or grown
+ * past UNPAGED_MAX between the two is undefined: the script answers it.
+ */
+async function readWhole(store: Store, command: Command, whole: Whole): Promise<Reply | undefined> {
+  const key = store.keyspace.user(command.keys[0] as string);
+  const type = whole.size === 'HLEN' ? 'hash' : 'set';
+  const none = (): Reply => [null, command.name === 'typedRead' ? null : [null, null]];
+  const [sizeErr, size] = await plain(store, whole.size.toLowerCase(), key);
+  if (sizeErr) return wrongType(store, key, sizeErr, type);
+  const n = size as number;
+  if (n === 0) return none();
+  if (n > UNPAGED_MAX) return [new ReplyError(`PAGE_REQUIRED ${n}`), null];
+  const budget = replyBudget(store.redis);
+  const wanted = whole.cmd === 'HGETALL' ? 2 * n : n;
+  if (wanted > budget.elements) return [new ReplyError(`REPLY_TOO_LARGE ${wanted} 0`), null];
+  const [read, ttl] = await Promise.all([
+    plain(store, 'callBuffer', whole.cmd, key),
+    plain(store, 'ttl', key),
+  ]);
+  if (read[0]) return wrongType(store, key, read[0], type);
+  if (ttl[0]) return ttl;
+  const items = read[1] as Buffer[];
+  const count = whole.cmd === 'HGETALL' ? items.length / 2 : items.length;
+  if (ttl[1] === -2 || items.length === 0 || count > UNPAGED_MAX) return undefined;
+  const [elements, bytes] = replySize(items);
+  if (elements > budget.elements || bytes > budget.bytes)
+    return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
+  const value = command.buffers ? items : items.map((item) => item.toString());
+  const reply = [value, ttl[1]];
+  if (command.name === 'typedRead') return [null, reply];
+  return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items) : null]];
 }
