@@ -10,6 +10,8 @@ import Redis from 'ioredis';
 import { loadConfig } from '../src/config';
 import { boundedString } from '../src/engine/plain-reads';
 import { runBatch, runOp } from '../src/engine/run';
+import { hashes } from '../src/families/hash';
+import { sets } from '../src/families/set';
 import { strings } from '../src/families/string';
 import type { RequestInput } from '../src/http/contract';
 import type { Op } from '../src/ops/op';
@@ -22,8 +24,13 @@ import { VALUE } from './scenarios';
 
 const ROUNDS = 5;
 const bound = strings.bind({ maxValueBytes: 1 << 20 });
-const route = (method: string, key: string, body: Record<string, unknown> = {}) => {
-  const r = bound.routes.find((x) => x.method === method && x.path === '/store/string/{key}');
+const hashRoutes = hashes.bind({ maxValueBytes: 1 << 20 }).routes;
+const setRoutes = sets.bind({ maxValueBytes: 1 << 20 }).routes;
+/** A whole hash or set of 10 short fields or members (GET /store/hash/{key}, /store/set/{key}). */
+const FIELDS = Array.from({ length: 10 }, (_, i) => [`field${i}`, `value${i}`]).flat();
+const route = (method: string, key: string, body: Record<string, unknown> = {}, family = 'string') => {
+  const all = family === 'string' ? bound.routes : family === 'hash' ? hashRoutes : setRoutes;
+  const r = all.find((x) => x.method === method && x.path === `/store/${family}/{key}`);
   const input: RequestInput = { params: { key }, headers: {}, query: {}, body };
   return (r as NonNullable<typeof r>).build(input);
 };
@@ -113,6 +120,35 @@ const CASES: Case[] = [
     run: (s) => runOp(s, route('get', 'cost:big')),
   },
   {
+    name: 'plain: HLEN, then HGETALL + PTTL',
+    calls: 10_000,
+    run: (_, p) => p.hlen('cost:h-p').then(() => Promise.all([p.hgetall('cost:h-p'), p.pttl('cost:h-p')])),
+  },
+  {
+    name: 'GET /store/hash/{key} (10 fields)',
+    calls: 10_000,
+    against: 'plain: HLEN, then HGETALL + PTTL',
+    run: (s) => runOp(s, route('get', 'cost:h', {}, 'hash')),
+  },
+  {
+    name: 'GET /store/hash/{key} by script (before)',
+    calls: 10_000,
+    against: 'plain: HLEN, then HGETALL + PTTL',
+    run: (s) => s.redis.typedEtag('cost:h', 'r2', 'hash', 'WHOLE', 'HGETALL'),
+  },
+  {
+    name: 'GET /store/set/{key} (10 members)',
+    calls: 10_000,
+    against: 'plain: HLEN, then HGETALL + PTTL',
+    run: (s) => runOp(s, route('get', 'cost:m', {}, 'set')),
+  },
+  {
+    name: 'GET /store/set/{key} by script (before)',
+    calls: 10_000,
+    against: 'plain: HLEN, then HGETALL + PTTL',
+    run: (s) => s.redis.typedEtag('cost:m', 'r2', 'set', 'WHOLE', 'SMEMBERS'),
+  },
+  {
     name: 'floor: 100 SET ... GET in one EVALSHA',
     calls: 1_000,
     run: (_, p) => {
@@ -157,6 +193,11 @@ async function main(): Promise<void> {
   plain.defineCommand('setEach', { lua: SET_EACH });
   const admin = new Redis(server.url);
   await Promise.all([plain.set('cost:big-p', BIG), admin.set('cost:big', BIG)]);
+  await Promise.all([
+    admin.hset('cost:h-p', ...FIELDS),
+    admin.hset('cost:h', ...FIELDS),
+    admin.sadd('cost:m', ...FIELDS.slice(0, 10)),
+  ]);
   const store: Store = { redis, keyspace: createKeyspace(''), deadlineMs: 10_000 };
   const perRequest: Record<string, { commands: number[]; cpu: number[] }> = {};
   try {
