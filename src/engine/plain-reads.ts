@@ -5,15 +5,8 @@ import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
 import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
-import { failed, ok, withDeadline } from './send';
-
-type Invoke = (...args: unknown[]) => Promise<unknown>;
-
-/** One plain command on the data connection, its reply as a pipeline answers it. */
-function plain(store: Store, name: string, ...args: unknown[]): Promise<Reply> {
-  const fn = (store.redis as unknown as Record<string, Invoke>)[name] as Invoke;
-  return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
-}
+import { empty, plain, replySize, wrongType } from './plain-command';
+import { zsetPage } from './plain-zset';
 
 /** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
 export const stringEtag = (value: string | Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string =>
@@ -26,18 +19,6 @@ async function tooLargeString(store: Store, key: string): Promise<Reply> {
   const [err, size] = await plain(store, 'strlen', key);
   if (err) return [err, null];
   return [new ReplyError(`REPLY_TOO_LARGE 1 ${size}`), null];
-}
-
-/**
- * Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then); other errors as they are.
- * A key deleted or given the `expected` type since keeps Redis's own WRONGTYPE (409 without the type).
- */
-export async function wrongType(store: Store, key: string, err: Error, expected: unknown): Promise<Reply> {
-  if (!err.message.startsWith('WRONGTYPE')) return [err, null];
-  const [typeErr, actual] = await plain(store, 'type', key);
-  if (typeErr) return [typeErr, null];
-  if (actual === 'none' || actual === expected) return [err, null];
-  return [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
 }
 
 /** A string's value (null: no key) and its TTL when asked, or an error reply; undefined: ask its script. */
@@ -97,6 +78,7 @@ export async function plainRead(store: Store, command: Command): Promise<Reply |
   if (!kind) {
     const whole = wholeRead(command);
     if (whole) return readWhole(store, command, whole);
+    if (command.name === 'typedEtag' && command.args[1] === 'zset') return zsetPage(store, command);
     const read = command.name === 'typedRead' && !SCRIPTED.has(String(command.args[1]));
     return read ? smallRead(store, command) : undefined;
   }
@@ -113,27 +95,6 @@ export async function plainRead(store: Store, command: Command): Promise<Reply |
 
 /** typed_read's reads that need its logic: whole strings and collections sized before they are read, pages, slices. */
 const SCRIPTED: ReadonlySet<string> = new Set(['GET', 'WHOLE', 'PAGE', 'LRANGE']);
-
-/** The elements and bytes of a reply, as typed.lua's reply_size counts them. */
-function replySize(value: unknown): [number, number] {
-  if (typeof value === 'string') return [1, Buffer.byteLength(value)];
-  if (Buffer.isBuffer(value)) return [1, value.length];
-  if (typeof value === 'number') return [1, 0];
-  if (!Array.isArray(value)) return [0, 0];
-  let [elements, bytes] = [0, 0];
-  for (const item of value) {
-    const [e, b] = replySize(item);
-    elements += e;
-    bytes += b;
-  }
-  return [elements, bytes];
-}
-
-/** A reply that a missing key gives too (nil, 0, an empty array or string). */
-const empty = (v: unknown) =>
-  v === null ||
-  v === 0 ||
-  ((typeof v === 'string' || Array.isArray(v) || Buffer.isBuffer(v)) && v.length === 0);
 
 /**
  * A typed read whose reply is small by construction (a field, a member, a count, a page of at most 1,000), as

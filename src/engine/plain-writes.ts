@@ -8,7 +8,8 @@ import { takesSetNxGet } from '../redis/capability-watch';
 import { feedOn, type Reply } from '../redis/client';
 import { scriptMode } from '../redis/functions';
 import type { Store } from '../redis/store';
-import { stringEtag, wrongType } from './plain-reads';
+import { wrongType } from './plain-command';
+import { stringEtag } from './plain-reads';
 import { sendScript, streamOf } from './send';
 
 /** typed.lua's ETAG_MAX_BYTES: an unconditional write answers a string's ETag unasked up to this size. */
