@@ -13,6 +13,7 @@ import { runBatch, runOp } from '../src/engine/run';
 import { hashes } from '../src/families/hash';
 import { sets } from '../src/families/set';
 import { strings } from '../src/families/string';
+import { zsets } from '../src/families/zset';
 import type { RequestInput } from '../src/http/contract';
 import type { Op } from '../src/ops/op';
 import { createRedis, replyBudget } from '../src/redis/client';
@@ -26,10 +27,11 @@ const ROUNDS = 5;
 const bound = strings.bind({ maxValueBytes: 1 << 20 });
 const hashRoutes = hashes.bind({ maxValueBytes: 1 << 20 }).routes;
 const setRoutes = sets.bind({ maxValueBytes: 1 << 20 }).routes;
+const zsetRoutes = zsets.bind({ maxValueBytes: 1 << 20 }).routes;
 /** A whole hash or set of 10 short fields or members (GET /store/hash/{key}, /store/set/{key}). */
 const FIELDS = Array.from({ length: 10 }, (_, i) => [`field${i}`, `value${i}`]).flat();
 const route = (method: string, key: string, body: Record<string, unknown> = {}, family = 'string') => {
-  const all = family === 'string' ? bound.routes : family === 'hash' ? hashRoutes : setRoutes;
+  const all = { string: bound.routes, hash: hashRoutes, set: setRoutes, zset: zsetRoutes }[family] ?? [];
   const r = all.find((x) => x.method === method && x.path === `/store/${family}/{key}`);
   const input: RequestInput = { params: { key }, headers: {}, query: {}, body };
   return (r as NonNullable<typeof r>).build(input);
@@ -149,6 +151,23 @@ const CASES: Case[] = [
     run: (s) => s.redis.typedEtag('cost:m', 'r2', 'set', 'WHOLE', 'SMEMBERS'),
   },
   {
+    name: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
+    calls: 10_000,
+    run: (_, p) => Promise.all([p.zrange('cost:z', 0, 10, 'WITHSCORES'), p.pttl('cost:z')]),
+  },
+  {
+    name: 'GET /store/zset/{key} (10 members)',
+    calls: 10_000,
+    against: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
+    run: (s) => runOp(s, route('get', 'cost:z', {}, 'zset')),
+  },
+  {
+    name: 'GET /store/zset/{key} by script (before)',
+    calls: 10_000,
+    against: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
+    run: (s) => s.redis.typedEtag('cost:z', 'r2', 'zset', 'ZRANGE', 0, 10, 'WITHSCORES'),
+  },
+  {
     name: 'floor: 100 SET ... GET in one EVALSHA',
     calls: 1_000,
     run: (_, p) => {
@@ -197,6 +216,7 @@ async function main(): Promise<void> {
     admin.hset('cost:h-p', ...FIELDS),
     admin.hset('cost:h', ...FIELDS),
     admin.sadd('cost:m', ...FIELDS.slice(0, 10)),
+    admin.zadd('cost:z', ...FIELDS.slice(0, 10).flatMap((m, i) => [i, m])),
   ]);
   const store: Store = { redis, keyspace: createKeyspace(''), deadlineMs: 10_000 };
   const perRequest: Record<string, { commands: number[]; cpu: number[] }> = {};
