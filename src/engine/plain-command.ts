@@ -1,6 +1,6 @@
 // The plain commands under the engine's reads and writes without a script (issue 36): one command as a pipeline
 // answers it, Redis's WRONGTYPE as typed.lua answers it, a reply's size as typed.lua's reply_size counts it.
-import { ReplyError } from 'ioredis';
+import { Command, ReplyError } from 'ioredis';
 import type { Reply } from '../redis/client';
 import type { Store } from '../redis/store';
 import { failed, ok, withDeadline } from './send';
@@ -11,6 +11,18 @@ type Invoke = (...args: unknown[]) => Promise<unknown>;
 export function plain(store: Store, name: string, ...args: unknown[]): Promise<Reply> {
   const fn = (store.redis as unknown as Record<string, Invoke>)[name] as Invoke;
   return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
+}
+
+/**
+ * `name ...args` with Buffer replies, as `plain` answers it: by its `...Buffer` method (`callBuffer` drops the
+ * command's name under a Cluster's auto-pipelining, ioredis 5), HGETALL as a Command of its own (the method's reply
+ * transformer makes an object of it, field names decoded); one node's connection still writes it with the turn's
+ * other commands (writeTogether).
+ */
+export function plainBuffers(store: Store, name: string, ...args: (string | number)[]): Promise<Reply> {
+  if (name !== 'HGETALL') return plain(store, `${name.toLowerCase()}Buffer`, ...args);
+  const sent = store.redis.sendCommand(new Command(name, args, { replyEncoding: null })) as Promise<unknown>;
+  return withDeadline(sent, store.deadlineMs).then(ok, failed);
 }
 
 /**

@@ -5,7 +5,7 @@ import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
 import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
-import { empty, plain, replySize, wrongType } from './plain-command';
+import { empty, plain, plainBuffers, replySize, wrongType } from './plain-command';
 import { zsetPage } from './plain-zset';
 
 /** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
@@ -180,10 +180,7 @@ async function readWhole(store: Store, command: Command, whole: Whole): Promise<
   const budget = replyBudget(store.redis);
   const wanted = whole.cmd === 'HGETALL' ? 2 * n : n;
   if (wanted > budget.elements) return [new ReplyError(`REPLY_TOO_LARGE ${wanted} 0`), null];
-  const [read, ttl] = await Promise.all([
-    plain(store, 'callBuffer', whole.cmd, key),
-    plain(store, 'ttl', key),
-  ]);
+  const [read, ttl] = await Promise.all([plainBuffers(store, whole.cmd, key), plain(store, 'ttl', key)]);
   if (read[0]) return wrongType(store, key, read[0], type);
   if (ttl[0]) return ttl;
   const items = read[1] as Buffer[];

@@ -6,7 +6,7 @@ import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
 import { type Reply, replyBudget } from '../redis/client';
 import type { Store } from '../redis/store';
-import { plain, replySize, wrongType } from './plain-command';
+import { plain, plainBuffers, replySize, wrongType } from './plain-command';
 
 /** typed.lua's ETAG_MAX_ELEMENTS: a page answers its ETag unasked when the set has at most this many members. */
 const ETAG_MAX_ELEMENTS = 128;
@@ -70,7 +70,7 @@ export async function zsetPage(store: Store, command: Command): Promise<Reply | 
   if (!page) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
   const [head, ttl] = await Promise.all([
-    plain(store, 'callBuffer', 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
+    plainBuffers(store, 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
     plain(store, 'ttl', key),
   ]);
   if (head[0]) return wrongType(store, key, head[0], 'zset');
@@ -87,8 +87,11 @@ export async function zsetPage(store: Store, command: Command): Promise<Reply | 
     items = pairs.slice(page.start, page.stop + 1).flat();
   } else {
     if (page.answer === '1') return undefined;
-    const args = ['ZRANGE', key, page.start, page.stop, ...(page.rev ? ['REV'] : []), 'WITHSCORES'];
-    const [read, again] = await Promise.all([plain(store, 'callBuffer', ...args), plain(store, 'ttl', key)]);
+    const args = [key, page.start, page.stop, ...(page.rev ? ['REV'] : []), 'WITHSCORES'];
+    const [read, again] = await Promise.all([
+      plainBuffers(store, 'ZRANGE', ...args),
+      plain(store, 'ttl', key),
+    ]);
     if (read[0]) return wrongType(store, key, read[0], 'zset');
     if (again[0] || again[1] === -2) return again[0] ? again : undefined;
     items = read[1] as Buffer[];
