@@ -58,16 +58,20 @@ test('when a sorted set holds odd members, then a page by rank answers the scrip
   const members = [...ODD, ...BYTES];
   await redis.zadd('p:z', ...members.flatMap((m, i) => [i * 1.5 - 3, m]));
   await redis.zadd('p:z', '1e300', 'huge', '-0.1', 'tenth');
+  // A page from rank 0 that holds the whole set; pages that do not (then the whole set is read once more).
   for (const args of [
+    [0, 50, 'WITHSCORES'],
+    [0, 50, 'REV', 'WITHSCORES'],
     [0, 3, 'WITHSCORES'],
     [2, 50, 'REV', 'WITHSCORES'],
-    [40, 50, 'WITHSCORES'],
   ]) {
     for (const head of ['r1', 'r2']) {
       const [plainReply, script] = await both('z', head, 'zset', 'ZRANGE', ...args);
       expect(plainReply).toEqual(script);
     }
   }
+  // Past the last member: an empty page of a key that exists is the script's to answer.
+  expect((await both('z', 'r2', 'zset', 'ZRANGE', 40, 50, 'WITHSCORES'))[0]).toBeUndefined();
   expect(await both('none', 'r2', 'zset', 'ZRANGE', 0, 3, 'WITHSCORES')).toEqual([
     [null, [null, null]],
     [null, [null, null]],
@@ -76,8 +80,13 @@ test('when a sorted set holds odd members, then a page by rank answers the scrip
 
 test('when a sorted set holds more than 128 members, then a page answers no ETag unasked, as the script', async () => {
   await redis.zadd('p:big', ...Array.from({ length: 200 }, (_, i) => [i, `m${i}`]).flat());
-  const [plainReply, script] = await both('big', 'r2', 'zset', 'ZRANGE', 190, 199, 'REV', 'WITHSCORES');
-  expect(plainReply).toEqual(script);
+  for (const args of [
+    [190, 199, 'REV', 'WITHSCORES'],
+    [0, 9, 'REV', 'WITHSCORES'],
+  ]) {
+    const [plainReply, script] = await both('big', 'r2', 'zset', 'ZRANGE', ...args);
+    expect(plainReply).toEqual(script);
+  }
   expect((await both('big', 'r1', 'zset', 'ZRANGE', 0, 1, 'WITHSCORES'))[0]).toBeUndefined();
   await redis.set('p:str', 'v');
   const command = { name: 'typedEtag', keys: ['str'], args: ['r2', 'zset', 'ZRANGE', 0, 1, 'WITHSCORES'] };

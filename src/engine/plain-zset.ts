@@ -1,6 +1,6 @@
-// A sorted set's page by rank with its ETag, without a script (issue 36): GET /store/zset/{key} reads the first 129
-// members with their scores and the TTL in one write; a set of at most 128 is then whole in hand, its ETag digested
-// here as typed.lua's etag_of digests it (cjson's JSON of ZRANGE 0 -1 WITHSCORES) and the page cut from it.
+// A sorted set's page by rank with its ETag, without a script (issue 36): GET /store/zset/{key} reads its page, TTL
+// and size in one write; the ETag of a set of at most 128 members is digested here as typed.lua's etag_of digests
+// it (cjson's JSON of ZRANGE 0 -1 WITHSCORES), from the page when it holds the whole set, else from a whole read.
 import { createHash } from 'node:crypto';
 import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
@@ -57,49 +57,64 @@ function rankPage(
   return { start: from, stop: to, rev, answer: head[1] };
 }
 
+/** The page `page` of a sorted set from all its members with their scores (ascending), reversed for REV. */
+function cut(all: readonly Buffer[], page: { start: number; stop: number; rev: boolean }): Buffer[] {
+  const pairs = Array.from({ length: all.length / 2 }, (_, i) => [all[2 * i], all[2 * i + 1]] as Buffer[]);
+  if (page.rev) pairs.reverse();
+  return pairs.slice(page.start, page.stop + 1).flat();
+}
+
 /**
- * typed_etag's reply to a sorted set's page by rank, or undefined (its script answers): `ZRANGE key 0 128 WITHSCORES`
- * and `TTL key` together. At most 128 members: the whole set is in hand, one read: its ETag and the page (reversed
- * for REV) come from it. More: the ETag is not answered unasked ('2'), so the page is read as the small reads are
- * (the ZRANGE and TTL once more); asked for ('1'), the script digests the whole set. The page is counted against the
- * reply budget after it is read. A missing key is a TTL of -2 with no members; an empty read of a key that exists
- * (written between the two) takes the script.
+ * typed_etag's reply to a sorted set's page by rank, or undefined (its script answers). The page, `TTL key` and
+ * `ZCARD key` go in one write. A page from rank 0 that stops short holds the whole set: its ETag is digested from it.
+ * Past 128 members no ETag is answered unasked ('2': the page alone answers), and one asked for ('1') takes the
+ * script. Otherwise the whole set (`ZRANGE key 0 128 WITHSCORES` and `TTL key`, a second write) gives both the ETag
+ * and the page cut from it: body and ETag always come from one read. The page is counted against the reply budget
+ * after it is read. A missing key is a TTL of -2 with no members; an empty page of a key that exists takes the script.
  */
 export async function zsetPage(store: Store, command: Command): Promise<Reply | undefined> {
   const page = rankPage(command);
   if (!page) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
-  const [head, ttl] = await Promise.all([
-    plainBuffers(store, 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
+  const rev = page.rev ? ['REV'] : [];
+  const [read, ttl, card] = await Promise.all([
+    plainBuffers(store, 'ZRANGE', key, page.start, page.stop, ...rev, 'WITHSCORES'),
     plain(store, 'ttl', key),
+    plain(store, 'zcard', key),
   ]);
-  if (head[0]) return wrongType(store, key, head[0], 'zset');
-  if (ttl[0]) return ttl;
-  const all = head[1] as Buffer[];
-  if (all.length === 0) return ttl[1] === -2 ? [null, [null, null]] : undefined;
-  if (ttl[1] === -2) return undefined;
-  let items: Buffer[];
+  if (read[0]) return wrongType(store, key, read[0], 'zset');
+  if (ttl[0] || card[0]) return ttl[0] ? ttl : card;
+  let items = read[1] as Buffer[];
+  let seconds = ttl[1] as number;
+  if (items.length === 0) return seconds === -2 ? [null, [null, null]] : undefined;
+  if (seconds === -2) return undefined;
+  const members = items.length / 2;
   let etag: string | null = null;
-  if (all.length <= 2 * ETAG_MAX_ELEMENTS) {
-    etag = zsetEtag(all);
-    const pairs = Array.from({ length: all.length / 2 }, (_, i) => [all[2 * i], all[2 * i + 1]] as Buffer[]);
-    if (page.rev) pairs.reverse();
-    items = pairs.slice(page.start, page.stop + 1).flat();
-  } else {
+  if (page.start === 0 && members < page.stop + 1) {
+    // The whole set: ascending for the digest.
+    if (members <= ETAG_MAX_ELEMENTS || page.answer === '1')
+      etag = zsetEtag(page.rev ? cut(items, { start: 0, stop: members, rev: true }) : items);
+  } else if ((card[1] as number) > ETAG_MAX_ELEMENTS) {
     if (page.answer === '1') return undefined;
-    const args = [key, page.start, page.stop, ...(page.rev ? ['REV'] : []), 'WITHSCORES'];
-    const [read, again] = await Promise.all([
-      plainBuffers(store, 'ZRANGE', ...args),
+  } else {
+    const [whole, again] = await Promise.all([
+      plainBuffers(store, 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
       plain(store, 'ttl', key),
     ]);
-    if (read[0]) return wrongType(store, key, read[0], 'zset');
+    if (whole[0]) return wrongType(store, key, whole[0], 'zset');
     if (again[0] || again[1] === -2) return again[0] ? again : undefined;
-    items = read[1] as Buffer[];
+    const all = whole[1] as Buffer[];
+    if (all.length > 2 * ETAG_MAX_ELEMENTS) {
+      if (page.answer === '1') return undefined;
+    } else {
+      [items, seconds, etag] = [cut(all, page), again[1] as number, zsetEtag(all)];
+      if (items.length === 0) return undefined;
+    }
   }
   const [elements, bytes] = replySize(items);
   const budget = replyBudget(store.redis);
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
   const value = command.buffers ? items : items.map((item) => item.toString());
-  return [null, [[value, ttl[1]], etag]];
+  return [null, [[value, seconds], etag]];
 }
