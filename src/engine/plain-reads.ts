@@ -1,18 +1,15 @@
 // Reads that need no script (issue 36): a string's value and TTL from Redis's own commands, sent together in the
 // connection's shared write, the ETag digested here. Same replies as typed_read / typed_etag in typed.lua.
-import { createHash } from 'node:crypto';
 import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
 import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
-import { empty, plain, plainBuffers, replySize, wrongType } from './plain-command';
+import { empty, plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
 import { zsetPage } from './plain-zset';
 
 /** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
 export const stringEtag = (value: string | Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string =>
-  typeof value === 'string'
-    ? createHash('sha1').update(value, encoding).digest('hex')
-    : createHash('sha1').update(value).digest('hex');
+  typeof value === 'string' && encoding === 'latin1' ? sha1(Buffer.from(value, 'latin1')) : sha1(value);
 
 /** typed_read's refusal of a string above the reply budget, with its size (asked only then). */
 async function tooLargeString(store: Store, key: string): Promise<Reply> {
@@ -145,20 +142,15 @@ function wholeRead(command: Command): Whole | undefined {
 
 /** typed.lua's etag_of of a hash (HGETALL's pairs) or a set (SMEMBERS): each pair or member digested, sorted. */
 function collectionEtag(cmd: string, items: Buffer[]): string {
-  const sha1 = (...parts: (string | Buffer)[]) => {
-    const hash = createHash('sha1');
-    for (const part of parts) hash.update(part);
-    return hash.digest('hex');
-  };
   const digests: string[] = [];
   if (cmd === 'SMEMBERS') for (const member of items) digests.push(sha1(member));
   else
     for (let i = 0; i + 1 < items.length; i += 2) {
       const field = items[i] as Buffer;
-      digests.push(sha1(`${field.length}:`, field, items[i + 1] as Buffer));
+      digests.push(sha1(Buffer.concat([Buffer.from(`${field.length}:`), field, items[i + 1] as Buffer])));
     }
   digests.sort();
-  return sha1(cmd === 'SMEMBERS' ? 'set:' : 'hash:', digests.join(''));
+  return sha1(`${cmd === 'SMEMBERS' ? 'set:' : 'hash:'}${digests.join('')}`);
 }
 
 /**

@@ -1,12 +1,11 @@
 // A sorted set's page by rank with its ETag, without a script (issue 36): GET /store/zset/{key} reads its page, TTL
 // and size in one write; the ETag of a set of at most 128 members is digested here as typed.lua's etag_of digests
 // it (cjson's JSON of ZRANGE 0 -1 WITHSCORES), from the page when it holds the whole set, else from a whole read.
-import { createHash } from 'node:crypto';
 import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
 import { type Reply, replyBudget } from '../redis/client';
 import type { Store } from '../redis/store';
-import { plain, plainBuffers, replySize, wrongType } from './plain-command';
+import { plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
 
 /** typed.lua's ETAG_MAX_ELEMENTS: a page answers its ETag unasked when the set has at most this many members. */
 const ETAG_MAX_ELEMENTS = 128;
@@ -40,7 +39,7 @@ export function cjsonArray(items: readonly Buffer[]): Buffer {
 
 /** etag_of of a sorted set from ZRANGE key 0 -1 WITHSCORES (members and scores, in order). */
 export const zsetEtag = (all: readonly Buffer[]): string =>
-  createHash('sha1').update('zset:').update(cjsonArray(all)).digest('hex');
+  sha1(Buffer.concat([Buffer.from('zset:'), cjsonArray(all)]));
 
 /** The page `typedEtag rN zset ZRANGE start stop [REV] WITHSCORES` asks without a precondition, or undefined. */
 function rankPage(
