@@ -2,6 +2,7 @@
 // ETags included, for members and values of any bytes (cjson's escapes, bytes that are not UTF-8).
 import { loadConfig } from '../src/config';
 import { plainRead } from '../src/engine/plain-reads';
+import { CapabilityWatch } from '../src/redis/capability-watch';
 import type { Reply } from '../src/redis/client';
 import { createRedis, type RedisClient } from '../src/redis/client';
 import { createKeyspace } from '../src/redis/keys';
@@ -91,4 +92,28 @@ test('when a sorted set holds more than 128 members, then a page answers no ETag
   await redis.set('p:str', 'v');
   const command = { name: 'typedEtag', keys: ['str'], args: ['r2', 'zset', 'ZRANGE', 0, 1, 'WITHSCORES'] };
   expect((await plainRead(store, command))?.[0]?.message).toBe('WRONGTYPE_OF string');
+});
+
+test('when the probe found Redis 7, then a whole hash or set is one bounded read, in the script order and limits', async () => {
+  await new CapabilityWatch(redis, null, { log: () => undefined }).probe();
+  for (const n of [10, 300]) {
+    await redis.del('p:oh', 'p:os');
+    await redis.hset(
+      'p:oh',
+      ...Array.from({ length: n }, (_, i) => [`f${(i * 7919) % 1000}`, `v${i}`]).flat(),
+    );
+    await redis.sadd('p:os', ...Array.from({ length: n }, (_, i) => `m${(i * 7919) % 1000}`));
+    for (const [key, type, cmd] of [
+      ['oh', 'hash', 'HGETALL'],
+      ['oh', 'hash', 'HKEYS'],
+      ['os', 'set', 'SMEMBERS'],
+    ] as const) {
+      const [plainReply, script] = await both(key, cmd === 'HKEYS' ? 'r0' : 'r2', type, 'WHOLE', cmd);
+      expect(plainReply).toEqual(script);
+    }
+  }
+  await redis.hset('p:wide', ...Array.from({ length: 1500 }, (_, i) => [`f${i}`, 'v']).flat());
+  const command = { name: 'typedRead', keys: ['wide'], args: ['hash', 'WHOLE', 'HGETALL'] };
+  expect((await plainRead(store, command))?.[0]?.message).toBe('PAGE_REQUIRED 1500');
+  expect(await redis.info('commandstats')).toMatch(/cmdstat_hrandfield:calls=[1-9]/);
 });

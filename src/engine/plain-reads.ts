@@ -2,6 +2,7 @@
 // connection's shared write, the ETag digested here. Same replies as typed_read / typed_etag in typed.lua.
 import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
+import { takesSetNxGet } from '../redis/capability-watch';
 import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
 import { empty, plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
@@ -154,35 +155,77 @@ function collectionEtag(cmd: string, items: Buffer[]): string {
 }
 
 /**
- * A whole hash or set (HGETALL, HKEYS, HVALS, SMEMBERS) as typed_read answers it, in two writes: its size first
- * (HLEN / SCARD: 0 is no key, WRONGTYPE is Redis's), refused above UNPAGED_MAX (PAGE_REQUIRED) or the element
- * budget before anything is read; then the read and `TTL key` together, its bytes counted against the budget after
- * it is read (as the field reads' are: no MEMORY USAGE), the ETag digested here. A key deleted, emptied or grown
- * past UNPAGED_MAX between the two is undefined: the script answers it.
+ * A whole hash or set (HGETALL, HKEYS, HVALS, SMEMBERS) as typed_read answers it: in one write where Redis bounds
+ * the read itself (boundedWhole), else in two (sizedWhole); WRONGTYPE is Redis's, a TTL of -2 with nothing read is no
+ * key; more than UNPAGED_MAX is PAGE_REQUIRED, the element budget checked, the bytes counted after the read (as the
+ * field reads' are: no MEMORY USAGE), the ETag digested here. A key deleted, emptied or grown past UNPAGED_MAX
+ * between two commands is undefined: the script answers it.
  */
 async function readWhole(store: Store, command: Command, whole: Whole): Promise<Reply | undefined> {
   const key = store.keyspace.user(command.keys[0] as string);
   const type = whole.size === 'HLEN' ? 'hash' : 'set';
-  const none = (): Reply => [null, command.name === 'typedRead' ? null : [null, null]];
-  const [sizeErr, size] = await plain(store, whole.size.toLowerCase(), key);
-  if (sizeErr) return wrongType(store, key, sizeErr, type);
-  const n = size as number;
-  if (n === 0) return none();
-  if (n > UNPAGED_MAX) return [new ReplyError(`PAGE_REQUIRED ${n}`), null];
+  const read = BOUNDED[whole.cmd] && takesSetNxGet(store.redis) ? boundedWhole : sizedWhole;
+  const got = await read(store, key, whole);
+  if (!got || !('items' in got)) return got?.reply;
+  const { items, ttl } = got;
+  if (items instanceof Error) return wrongType(store, key, items, type);
+  if (items.length === 0)
+    return ttl === -2 ? [null, command.name === 'typedRead' ? null : [null, null]] : undefined;
+  if (ttl === -2) return undefined;
   const budget = replyBudget(store.redis);
-  const wanted = whole.cmd === 'HGETALL' ? 2 * n : n;
-  if (wanted > budget.elements) return [new ReplyError(`REPLY_TOO_LARGE ${wanted} 0`), null];
-  const [read, ttl] = await Promise.all([plainBuffers(store, whole.cmd, key), plain(store, 'ttl', key)]);
-  if (read[0]) return wrongType(store, key, read[0], type);
-  if (ttl[0]) return ttl;
-  const items = read[1] as Buffer[];
   const count = whole.cmd === 'HGETALL' ? items.length / 2 : items.length;
-  if (ttl[1] === -2 || items.length === 0 || count > UNPAGED_MAX) return undefined;
+  if (count > UNPAGED_MAX) {
+    const [err, n] = await plain(store, whole.size.toLowerCase(), key);
+    if (err) return [err, null];
+    return (n as number) > UNPAGED_MAX ? [new ReplyError(`PAGE_REQUIRED ${n}`), null] : undefined;
+  }
+  if (items.length > budget.elements) return [new ReplyError(`REPLY_TOO_LARGE ${items.length} 0`), null];
   const [elements, bytes] = replySize(items);
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
   const value = command.buffers ? items : items.map((item) => item.toString());
-  const reply = [value, ttl[1]];
+  const reply = [value, ttl];
   if (command.name === 'typedRead') return [null, reply];
   return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items) : null]];
+}
+
+/** A whole read's items (or its error) and TTL; or a reply already known; undefined: its script answers. */
+type WholeRead = { items: Buffer[] | Error; ttl: number } | { reply: Reply } | undefined;
+
+/**
+ * The one command that reads a whole hash or set and is bounded by Redis itself: `HRANDFIELD key 1001 [WITHVALUES]`
+ * and `SRANDMEMBER key 1001` answer the whole key, in HGETALL's / SMEMBERS's order, when it holds at most 1,001,
+ * and 1,001 of them otherwise (then its size is asked, for PAGE_REQUIRED). HVALS has none. Redis 6.2+ (HRANDFIELD):
+ * taken where the capability probe found Redis 7 or Valkey.
+ */
+const BOUNDED: Record<string, (string | number)[] | undefined> = {
+  HGETALL: ['HRANDFIELD', UNPAGED_MAX + 1, 'WITHVALUES'],
+  HKEYS: ['HRANDFIELD', UNPAGED_MAX + 1],
+  SMEMBERS: ['SRANDMEMBER', UNPAGED_MAX + 1],
+};
+
+/** One write: the bounded read (BOUNDED) and `TTL key`. */
+async function boundedWhole(store: Store, key: string, whole: Whole): Promise<WholeRead> {
+  const [name, ...args] = BOUNDED[whole.cmd] as [string, ...(string | number)[]];
+  const [read, ttl] = await Promise.all([plainBuffers(store, name, key, ...args), plain(store, 'ttl', key)]);
+  if (ttl[0] && !read[0]) return { reply: ttl };
+  return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
+}
+
+/**
+ * Two writes: the size first (HLEN / SCARD), refused above UNPAGED_MAX or the element budget before anything is
+ * read, then the read and `TTL key`.
+ */
+async function sizedWhole(store: Store, key: string, whole: Whole): Promise<WholeRead> {
+  const [sizeErr, size] = await plain(store, whole.size.toLowerCase(), key);
+  if (sizeErr) return { items: sizeErr, ttl: 0 };
+  const n = size as number;
+  if (n === 0) return { items: [], ttl: -2 };
+  if (n > UNPAGED_MAX) return { reply: [new ReplyError(`PAGE_REQUIRED ${n}`), null] };
+  const wanted = whole.cmd === 'HGETALL' ? 2 * n : n;
+  if (wanted > replyBudget(store.redis).elements)
+    return { reply: [new ReplyError(`REPLY_TOO_LARGE ${wanted} 0`), null] };
+  const [read, ttl] = await Promise.all([plainBuffers(store, whole.cmd, key), plain(store, 'ttl', key)]);
+  if (ttl[0] && !read[0]) return { reply: ttl };
+  return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
 }
