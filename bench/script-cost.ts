@@ -10,9 +10,13 @@ import Redis from 'ioredis';
 import { loadConfig } from '../src/config';
 import { boundedString } from '../src/engine/plain-reads';
 import { runBatch, runOp } from '../src/engine/run';
+import { hashes } from '../src/families/hash';
+import { sets } from '../src/families/set';
 import { strings } from '../src/families/string';
+import { zsets } from '../src/families/zset';
 import type { RequestInput } from '../src/http/contract';
 import type { Op } from '../src/ops/op';
+import { CapabilityWatch } from '../src/redis/capability-watch';
 import { createRedis, replyBudget } from '../src/redis/client';
 import { createKeyspace } from '../src/redis/keys';
 import type { Store } from '../src/redis/store';
@@ -22,8 +26,14 @@ import { VALUE } from './scenarios';
 
 const ROUNDS = 5;
 const bound = strings.bind({ maxValueBytes: 1 << 20 });
-const route = (method: string, key: string, body: Record<string, unknown> = {}) => {
-  const r = bound.routes.find((x) => x.method === method && x.path === '/store/string/{key}');
+const hashRoutes = hashes.bind({ maxValueBytes: 1 << 20 }).routes;
+const setRoutes = sets.bind({ maxValueBytes: 1 << 20 }).routes;
+const zsetRoutes = zsets.bind({ maxValueBytes: 1 << 20 }).routes;
+/** A whole hash or set of 10 short fields or members (GET /store/hash/{key}, /store/set/{key}). */
+const FIELDS = Array.from({ length: 10 }, (_, i) => [`field${i}`, `value${i}`]).flat();
+const route = (method: string, key: string, body: Record<string, unknown> = {}, family = 'string') => {
+  const all = { string: bound.routes, hash: hashRoutes, set: setRoutes, zset: zsetRoutes }[family] ?? [];
+  const r = all.find((x) => x.method === method && x.path === `/store/${family}/{key}`);
   const input: RequestInput = { params: { key }, headers: {}, query: {}, body };
   return (r as NonNullable<typeof r>).build(input);
 };
@@ -113,6 +123,52 @@ const CASES: Case[] = [
     run: (s) => runOp(s, route('get', 'cost:big')),
   },
   {
+    name: 'plain: HGETALL + PTTL',
+    calls: 10_000,
+    run: (_, p) => Promise.all([p.hgetall('cost:h-p'), p.pttl('cost:h-p')]),
+  },
+  {
+    name: 'GET /store/hash/{key} (10 fields)',
+    calls: 10_000,
+    against: 'plain: HGETALL + PTTL',
+    run: (s) => runOp(s, route('get', 'cost:h', {}, 'hash')),
+  },
+  {
+    name: 'GET /store/hash/{key} by script (before)',
+    calls: 10_000,
+    against: 'plain: HGETALL + PTTL',
+    run: (s) => s.redis.typedEtag('cost:h', 'r2', 'hash', 'WHOLE', 'HGETALL'),
+  },
+  {
+    name: 'GET /store/set/{key} (10 members)',
+    calls: 10_000,
+    against: 'plain: HGETALL + PTTL',
+    run: (s) => runOp(s, route('get', 'cost:m', {}, 'set')),
+  },
+  {
+    name: 'GET /store/set/{key} by script (before)',
+    calls: 10_000,
+    against: 'plain: HGETALL + PTTL',
+    run: (s) => s.redis.typedEtag('cost:m', 'r2', 'set', 'WHOLE', 'SMEMBERS'),
+  },
+  {
+    name: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
+    calls: 10_000,
+    run: (_, p) => Promise.all([p.zrange('cost:z', 0, 10, 'WITHSCORES'), p.pttl('cost:z')]),
+  },
+  {
+    name: 'GET /store/zset/{key} (10 members)',
+    calls: 10_000,
+    against: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
+    run: (s) => runOp(s, route('get', 'cost:z', {}, 'zset')),
+  },
+  {
+    name: 'GET /store/zset/{key} by script (before)',
+    calls: 10_000,
+    against: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
+    run: (s) => s.redis.typedEtag('cost:z', 'r2', 'zset', 'ZRANGE', 0, 10, 'WITHSCORES'),
+  },
+  {
     name: 'floor: 100 SET ... GET in one EVALSHA',
     calls: 1_000,
     run: (_, p) => {
@@ -152,11 +208,19 @@ async function main(): Promise<void> {
   const config = loadConfig({ SVC_REDIS_URL: server.url, SVC_REDIS_COMMAND_TIMEOUT_MS: '60000' });
   const redis = createRedis(config);
   await redis.connect();
+  // The service's probe (src/app.ts): Redis 7 lets whole hash and set reads be one bounded command.
+  await new CapabilityWatch(redis, null, { log: () => undefined }).probe();
   // The plain client: ioredis with its own auto-pipelining (a turn's commands in one write).
   const plain = new Redis(server.url, { enableAutoPipelining: true });
   plain.defineCommand('setEach', { lua: SET_EACH });
   const admin = new Redis(server.url);
   await Promise.all([plain.set('cost:big-p', BIG), admin.set('cost:big', BIG)]);
+  await Promise.all([
+    admin.hset('cost:h-p', ...FIELDS),
+    admin.hset('cost:h', ...FIELDS),
+    admin.sadd('cost:m', ...FIELDS.slice(0, 10)),
+    admin.zadd('cost:z', ...FIELDS.slice(0, 10).flatMap((m, i) => [i, m])),
+  ]);
   const store: Store = { redis, keyspace: createKeyspace(''), deadlineMs: 10_000 };
   const perRequest: Record<string, { commands: number[]; cpu: number[] }> = {};
   try {

@@ -4,6 +4,7 @@ import { loadConfig } from '../src/config';
 import { runOp } from '../src/engine/run';
 import { strings } from '../src/families/string';
 import type { RequestInput } from '../src/http/contract';
+import { CapabilityWatch } from '../src/redis/capability-watch';
 import { createRedis, type RedisClient } from '../src/redis/client';
 import { scriptMode } from '../src/redis/functions';
 import { createKeyspace } from '../src/redis/keys';
@@ -118,4 +119,18 @@ test('when the change feed is off, then a string SET is one plain SET ... GET wi
   });
   expect(await store.redis.get('fn:d')).toBe('w');
   expect([await calls(store, 'fcall'), await calls(store, 'set')]).toEqual([fcalls, sets + 4]);
+});
+
+test('when FUNCTION is refused and the probe finds Redis 7, then a string SET is still one plain SET ... GET', async () => {
+  const store = await storeFor(server.url.replace('redis://', 'redis://nofn:pw@'), {
+    SVC_CHANGES_ENABLED: 'false',
+  });
+  await until(() => scriptMode(store.redis) === 'scripts');
+  const watch = new CapabilityWatch(store.redis, null, { log: () => undefined });
+  expect((await watch.probe())?.functions).toBe(false);
+  const [evals, sets] = [await calls(store, 'evalsha'), await calls(store, 'set')];
+  expect((await runOp(store, build('post', 'e', { value: 'v' }))).status).toBe(201);
+  expect((await runOp(store, build('post', 'e', { value: 'w' }))).status).toBe(200);
+  expect(await store.redis.get('fn:e')).toBe('w');
+  expect([await calls(store, 'evalsha'), await calls(store, 'set')]).toEqual([evals, sets + 2]);
 });

@@ -1,43 +1,22 @@
 // Reads that need no script (issue 36): a string's value and TTL from Redis's own commands, sent together in the
 // connection's shared write, the ETag digested here. Same replies as typed_read / typed_etag in typed.lua.
-import { createHash } from 'node:crypto';
 import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
-import { type Reply, replyBudget } from '../redis/client';
+import { takesSetNxGet } from '../redis/capability-watch';
+import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
-import { failed, ok, withDeadline } from './send';
-
-type Invoke = (...args: unknown[]) => Promise<unknown>;
-
-/** One plain command on the data connection, its reply as a pipeline answers it. */
-function plain(store: Store, name: string, ...args: unknown[]): Promise<Reply> {
-  const fn = (store.redis as unknown as Record<string, Invoke>)[name] as Invoke;
-  return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
-}
+import { empty, plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
+import { zsetPage } from './plain-zset';
 
 /** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
 export const stringEtag = (value: string | Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string =>
-  typeof value === 'string'
-    ? createHash('sha1').update(value, encoding).digest('hex')
-    : createHash('sha1').update(value).digest('hex');
+  typeof value === 'string' && encoding === 'latin1' ? sha1(Buffer.from(value, 'latin1')) : sha1(value);
 
 /** typed_read's refusal of a string above the reply budget, with its size (asked only then). */
 async function tooLargeString(store: Store, key: string): Promise<Reply> {
   const [err, size] = await plain(store, 'strlen', key);
   if (err) return [err, null];
   return [new ReplyError(`REPLY_TOO_LARGE 1 ${size}`), null];
-}
-
-/**
- * Redis's WRONGTYPE as typed.lua answers it, with the key's actual type (asked only then); other errors as they are.
- * A key deleted or given the `expected` type since keeps Redis's own WRONGTYPE (409 without the type).
- */
-export async function wrongType(store: Store, key: string, err: Error, expected: unknown): Promise<Reply> {
-  if (!err.message.startsWith('WRONGTYPE')) return [err, null];
-  const [typeErr, actual] = await plain(store, 'type', key);
-  if (typeErr) return [typeErr, null];
-  if (actual === 'none' || actual === expected) return [err, null];
-  return [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
 }
 
 /** A string's value (null: no key) and its TTL when asked, or an error reply; undefined: ask its script. */
@@ -95,6 +74,9 @@ function stringRead(command: Command): 'etag' | 'read' | undefined {
 export async function plainRead(store: Store, command: Command): Promise<Reply | undefined> {
   const kind = stringRead(command);
   if (!kind) {
+    const whole = wholeRead(command);
+    if (whole) return readWhole(store, command, whole);
+    if (command.name === 'typedEtag' && command.args[1] === 'zset') return zsetPage(store, command);
     const read = command.name === 'typedRead' && !SCRIPTED.has(String(command.args[1]));
     return read ? smallRead(store, command) : undefined;
   }
@@ -111,27 +93,6 @@ export async function plainRead(store: Store, command: Command): Promise<Reply |
 
 /** typed_read's reads that need its logic: whole strings and collections sized before they are read, pages, slices. */
 const SCRIPTED: ReadonlySet<string> = new Set(['GET', 'WHOLE', 'PAGE', 'LRANGE']);
-
-/** The elements and bytes of a reply, as typed.lua's reply_size counts them. */
-function replySize(value: unknown): [number, number] {
-  if (typeof value === 'string') return [1, Buffer.byteLength(value)];
-  if (Buffer.isBuffer(value)) return [1, value.length];
-  if (typeof value === 'number') return [1, 0];
-  if (!Array.isArray(value)) return [0, 0];
-  let [elements, bytes] = [0, 0];
-  for (const item of value) {
-    const [e, b] = replySize(item);
-    elements += e;
-    bytes += b;
-  }
-  return [elements, bytes];
-}
-
-/** A reply that a missing key gives too (nil, 0, an empty array or string). */
-const empty = (v: unknown) =>
-  v === null ||
-  v === 0 ||
-  ((typeof v === 'string' || Array.isArray(v) || Buffer.isBuffer(v)) && v.length === 0);
 
 /**
  * A typed read whose reply is small by construction (a field, a member, a count, a page of at most 1,000), as
@@ -160,4 +121,111 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
   return [null, [read[1], ttl[1]]];
+}
+
+/** A whole hash or set read that needs no script: its command, and whether its ETag is answered (typed_etag's). */
+type Whole = { readonly cmd: string; readonly size: 'HLEN' | 'SCARD'; readonly etag: boolean };
+
+/**
+ * typedRead's `type WHOLE cmd`, or typedEtag's `rN type WHOLE cmd` without a precondition. The ETag of HKEYS or
+ * HVALS digests fields and values both: their script then (it reads the hash once more, atomically).
+ */
+function wholeRead(command: Command): Whole | undefined {
+  const etag = command.name === 'typedEtag';
+  if (!etag && command.name !== 'typedRead') return undefined;
+  const [head, type, whole, cmd, ...rest] = etag ? command.args : ['r0', ...command.args];
+  if (whole !== 'WHOLE' || rest.length > 0 || typeof head !== 'string' || head.length !== 2) return undefined;
+  const tag = head !== 'r0';
+  if (type === 'set' && cmd === 'SMEMBERS') return { cmd, size: 'SCARD', etag: tag };
+  if (type !== 'hash' || (cmd !== 'HGETALL' && cmd !== 'HKEYS' && cmd !== 'HVALS')) return undefined;
+  return tag && cmd !== 'HGETALL' ? undefined : { cmd, size: 'HLEN', etag: tag };
+}
+
+/** typed.lua's etag_of of a hash (HGETALL's pairs) or a set (SMEMBERS): each pair or member digested, sorted. */
+function collectionEtag(cmd: string, items: Buffer[]): string {
+  const digests: string[] = [];
+  if (cmd === 'SMEMBERS') for (const member of items) digests.push(sha1(member));
+  else
+    for (let i = 0; i + 1 < items.length; i += 2) {
+      const field = items[i] as Buffer;
+      digests.push(sha1(Buffer.concat([Buffer.from(`${field.length}:`), field, items[i + 1] as Buffer])));
+    }
+  digests.sort();
+  return sha1(`${cmd === 'SMEMBERS' ? 'set:' : 'hash:'}${digests.join('')}`);
+}
+
+/**
+ * A whole hash or set (HGETALL, HKEYS, HVALS, SMEMBERS) as typed_read answers it: in one write where Redis bounds
+ * the read itself (boundedWhole), else in two (sizedWhole); WRONGTYPE is Redis's, a TTL of -2 with nothing read is no
+ * key; more than UNPAGED_MAX is PAGE_REQUIRED, the element budget checked, the bytes counted after the read (as the
+ * field reads' are: no MEMORY USAGE), the ETag digested here. A key deleted, emptied or grown past UNPAGED_MAX
+ * between two commands is undefined: the script answers it.
+ */
+async function readWhole(store: Store, command: Command, whole: Whole): Promise<Reply | undefined> {
+  const key = store.keyspace.user(command.keys[0] as string);
+  const type = whole.size === 'HLEN' ? 'hash' : 'set';
+  const read = BOUNDED[whole.cmd] && takesSetNxGet(store.redis) ? boundedWhole : sizedWhole;
+  const got = await read(store, key, whole);
+  if (!got || !('items' in got)) return got?.reply;
+  const { items, ttl } = got;
+  if (items instanceof Error) return wrongType(store, key, items, type);
+  if (items.length === 0)
+    return ttl === -2 ? [null, command.name === 'typedRead' ? null : [null, null]] : undefined;
+  if (ttl === -2) return undefined;
+  const budget = replyBudget(store.redis);
+  const count = whole.cmd === 'HGETALL' ? items.length / 2 : items.length;
+  if (count > UNPAGED_MAX) {
+    const [err, n] = await plain(store, whole.size.toLowerCase(), key);
+    if (err) return [err, null];
+    return (n as number) > UNPAGED_MAX ? [new ReplyError(`PAGE_REQUIRED ${n}`), null] : undefined;
+  }
+  if (items.length > budget.elements) return [new ReplyError(`REPLY_TOO_LARGE ${items.length} 0`), null];
+  const [elements, bytes] = replySize(items);
+  if (elements > budget.elements || bytes > budget.bytes)
+    return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
+  const value = command.buffers ? items : items.map((item) => item.toString());
+  const reply = [value, ttl];
+  if (command.name === 'typedRead') return [null, reply];
+  return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items) : null]];
+}
+
+/** A whole read's items (or its error) and TTL; or a reply already known; undefined: its script answers. */
+type WholeRead = { items: Buffer[] | Error; ttl: number } | { reply: Reply } | undefined;
+
+/**
+ * The one command that reads a whole hash or set and is bounded by Redis itself: `HRANDFIELD key 1001 [WITHVALUES]`
+ * and `SRANDMEMBER key 1001` answer the whole key, in HGETALL's / SMEMBERS's order, when it holds at most 1,001,
+ * and 1,001 of them otherwise (then its size is asked, for PAGE_REQUIRED). HVALS has none. Redis 6.2+ (HRANDFIELD):
+ * taken where the capability probe found Redis 7 or Valkey.
+ */
+const BOUNDED: Record<string, (string | number)[] | undefined> = {
+  HGETALL: ['HRANDFIELD', UNPAGED_MAX + 1, 'WITHVALUES'],
+  HKEYS: ['HRANDFIELD', UNPAGED_MAX + 1],
+  SMEMBERS: ['SRANDMEMBER', UNPAGED_MAX + 1],
+};
+
+/** One write: the bounded read (BOUNDED) and `TTL key`. */
+async function boundedWhole(store: Store, key: string, whole: Whole): Promise<WholeRead> {
+  const [name, ...args] = BOUNDED[whole.cmd] as [string, ...(string | number)[]];
+  const [read, ttl] = await Promise.all([plainBuffers(store, name, key, ...args), plain(store, 'ttl', key)]);
+  if (ttl[0] && !read[0]) return { reply: ttl };
+  return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
+}
+
+/**
+ * Two writes: the size first (HLEN / SCARD), refused above UNPAGED_MAX or the element budget before anything is
+ * read, then the read and `TTL key`.
+ */
+async function sizedWhole(store: Store, key: string, whole: Whole): Promise<WholeRead> {
+  const [sizeErr, size] = await plain(store, whole.size.toLowerCase(), key);
+  if (sizeErr) return { items: sizeErr, ttl: 0 };
+  const n = size as number;
+  if (n === 0) return { items: [], ttl: -2 };
+  if (n > UNPAGED_MAX) return { reply: [new ReplyError(`PAGE_REQUIRED ${n}`), null] };
+  const wanted = whole.cmd === 'HGETALL' ? 2 * n : n;
+  if (wanted > replyBudget(store.redis).elements)
+    return { reply: [new ReplyError(`REPLY_TOO_LARGE ${wanted} 0`), null] };
+  const [read, ttl] = await Promise.all([plainBuffers(store, whole.cmd, key), plain(store, 'ttl', key)]);
+  if (ttl[0] && !read[0]) return { reply: ttl };
+  return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
 }

@@ -4,10 +4,12 @@
 // event must be one atomic call: the script does both.
 import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
+import { takesSetNxGet } from '../redis/capability-watch';
 import { feedOn, type Reply } from '../redis/client';
 import { scriptMode } from '../redis/functions';
 import type { Store } from '../redis/store';
-import { stringEtag, wrongType } from './plain-reads';
+import { wrongType } from './plain-command';
+import { stringEtag } from './plain-reads';
 import { sendScript, streamOf } from './send';
 
 /** typed.lua's ETAG_MAX_BYTES: an unconditional write answers a string's ETag unasked up to this size. */
@@ -49,11 +51,12 @@ function stringSet(command: Command): StringSet | undefined {
 /**
  * The reply `command`'s script would give, from plain commands, or undefined when it needs its script (another
  * write, a precondition, the change feed on, or a server that may predate `SET ... NX GET`: Redis 7, which the
- * functions library proves).
+ * capability probe's version or the functions library proves; a managed Redis 7 that refuses FUNCTION has it too).
  */
 export async function plainWrite(store: Store, slot: number, command: Command): Promise<Reply | undefined> {
   const set = stringSet(command);
-  if (!set || feedOn(store.redis) || scriptMode(store.redis) !== 'functions') return undefined;
+  if (!set || feedOn(store.redis)) return undefined;
+  if (scriptMode(store.redis) !== 'functions' && !takesSetNxGet(store.redis)) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
   // A byte string (ops/encoding.ts) goes as its bytes; text as ioredis sends it (UTF-8).
   const encoding = command.bytes ? 'latin1' : 'utf8';

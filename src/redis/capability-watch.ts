@@ -13,6 +13,19 @@ const PROBE_ATTEMPTS = 6;
 /** How long after a Cluster node joins its pool the capabilities are probed again (nodes join in bursts). */
 const NODE_SETTLE_MS = 500;
 
+/** The latest probe's answer per data connection, for code that holds the connection only (engine/plain-writes). */
+const probed = new WeakMap<object, Capabilities>();
+
+/**
+ * Whether the server behind `redis` takes `SET key value NX GET` (Redis 7.0+; Valkey, which starts at 7.2): known
+ * from its latest probe, false until one answered.
+ */
+export function takesSetNxGet(redis: object): boolean {
+  const found = probed.get(redis);
+  if (!found?.version || found.engine === 'unknown') return false;
+  return found.engine === 'valkey' || Number(found.version.split('.')[0]) >= 7;
+}
+
 export class CapabilityWatch {
   /** The latest probe's answer; undefined until the first one (Redis not reached yet). Read as a field per use. */
   current: Capabilities | undefined;
@@ -50,6 +63,7 @@ export class CapabilityWatch {
         try {
           const found = await probeCapabilities(this.redis, this.maxArguments);
           this.current = found;
+          probed.set(this.redis, found);
           this.log(found);
           return found;
         } catch {
