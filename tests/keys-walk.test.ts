@@ -45,8 +45,8 @@ test('when 300 keys of ~300 characters are walked one per page, then every pageâ
   );
   await raw.mset(...names.flatMap((n) => [`${t.prefix}${n}`, 'v']));
   const { seen, longest } = await walk({ prefix: 'walk:', limit: 1 });
+  // Every key at least once; SCAN may give one twice (the contract says so), e.g. while Redis rehashes.
   expect(new Set(seen).size).toBe(300);
-  expect(seen.length).toBe(300);
   expect(longest).toBeLessThan(100);
 });
 
