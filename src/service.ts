@@ -48,8 +48,13 @@ async function quit(client: RedisClient): Promise<void> {
     client.once('end', resolve);
     timer = setTimeout(resolve, END_WAIT_MS);
   });
-  if (client.status === 'ready') await client.quit().catch(() => stop(client));
-  else stop(client);
+  if (client.status === 'ready') {
+    await client.quit().catch(() => stop(client));
+    // Behind Sentinel, QUIT leaves ioredis's failover detector subscribed to every Sentinel (ioredis#1362, fixed
+    // after 5.11.1): its connections retry each minute for ever and keep the process from exiting. disconnect()
+    // closes them; the QUIT was answered, so nothing in flight is lost.
+    if ((client.options as { failoverDetector?: boolean }).failoverDetector) stop(client);
+  } else stop(client);
   // Stopped between two reconnection attempts, an ioredis client never reports 'end', but tries no more.
   if (client.status !== 'reconnecting') await ended;
   clearTimeout(timer);

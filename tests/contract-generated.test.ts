@@ -10,8 +10,8 @@ test('when openapi.yaml is compared with what the declarations and fragments gen
   expect(readFileSync(CONTRACT_FILE, 'utf8')).toBe(generated);
 });
 
-/** Families that came after the old hand-kept file: each has a budget of its own. */
-const NEWER: Record<string, number> = { 'queues.yaml': 400, 'locks.yaml': 256, 'ratelimits.yaml': 160 };
+/** Families that came after the old hand-kept file: each has a budget of its own (locks: +8, the WebSocket keep-alive). */
+const NEWER: Record<string, number> = { 'queues.yaml': 400, 'locks.yaml': 264, 'ratelimits.yaml': 160 };
 const lineCount = (f: string) => readFileSync(f, 'utf8').split('\n').length - 1;
 const newer = (f: string) => Object.keys(NEWER).find((name) => f.endsWith(`/${name}`));
 

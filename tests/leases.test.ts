@@ -1,7 +1,9 @@
-// Leases: a TTL kept alive by its holder (once, or over an event stream whose loss ends it after a grace period);
+// Leases: a TTL kept alive by its holder (once, or over an event stream or a WebSocket whose loss ends it after a
+// grace period);
 // the locks attached to it end with it.
 import http from 'node:http';
 import request from 'supertest';
+import WebSocket from 'ws';
 import { type Served, served } from './support/served';
 import { until } from './support/until';
 
@@ -58,6 +60,37 @@ test('when a keep-alive stream is open, then the lease outlives its TTL; when th
   req.destroy();
   await until(async () => (await lockStatus('lease:d')).held === false);
   await until(async () => (await api().get(`/store/leases/${lease.lease}`)).status === 404);
+});
+
+test('when a keep-alive WebSocket is open, then the lease outlives its TTL; when it is lost, the lease ends after the grace period', async () => {
+  const lease = (await post('/store/leases', { ttl_ms: 300 })).body;
+  await post('/store/locks/lease:f/acquire', { lease: lease.lease });
+  const ws = new WebSocket(
+    `${s.base.replace('http', 'ws')}/store/leases/${lease.lease}/keepalive/ws?grace_ms=200`,
+  );
+  const messages: { kind: string; lease: string }[] = [];
+  ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+  ws.on('error', () => {});
+  await until(() => messages.length >= 6);
+  expect((await lockStatus('lease:f')).held).toBe(true);
+  expect(messages.every((m) => m.kind === 'keepalive' && m.lease === lease.lease)).toBe(true);
+  ws.terminate();
+  await until(async () => (await lockStatus('lease:f')).held === false);
+  await until(async () => (await api().get(`/store/leases/${lease.lease}`)).status === 404);
+});
+
+test('when a keep-alive WebSocket is asked without Upgrade or for a lease that is gone, then the usual JSON errors', async () => {
+  expect((await api().get(`/store/leases/${'0'.repeat(32)}/keepalive/ws`)).body.error).toBe(
+    'invalid_request',
+  );
+  const refused = new WebSocket(
+    `${s.base.replace('http', 'ws')}/store/leases/${'0'.repeat(32)}/keepalive/ws`,
+  );
+  const status = await new Promise<number>((resolve) => {
+    refused.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    refused.on('error', () => resolve(0));
+  });
+  expect(status).toBe(404);
 });
 
 test('when a lease id is malformed or an acquire has neither ttl_ms nor lease, then 400', async () => {

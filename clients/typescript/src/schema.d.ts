@@ -2330,6 +2330,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/store/leases/{lease}/keepalive/ws": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Keep a lease alive for as long as a WebSocket is open
+         * @description A WebSocket handshake (`Upgrade: websocket`) with the same query as `GET .../keepalive` (`grace_ms`): keeps the lease (and its locks) alive every third of its TTL while the socket is open, sending a JSON text message `{"kind": "keepalive", "lease", "ttl_ms", "expires_at", "locks"}` each time; `{"kind": "expired", "lease", "message"}`, then a close (code 1000), when the lease is gone. When the socket is lost, the lease ends `grace_ms` later (without it, when its TTL runs out). Errors before the handshake are the usual JSON answers (`404 not_found` when the lease is gone); a request without `Upgrade: websocket` is `400 invalid_request`.
+         */
+        get: operations["keepLeaseAliveWebSocket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/ratelimits/{policy}": {
         parameters: {
             query?: never;
@@ -12313,6 +12336,39 @@ export interface operations {
             403: components["responses"]["ForbiddenWrite"];
             404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            501: components["responses"]["CommandRefused"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keepLeaseAliveWebSocket: {
+        parameters: {
+            query?: {
+                /** @description Milliseconds the lease (and its locks) last after the socket is lost. */
+                grace_ms?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The lease's id. */
+                lease: components["parameters"]["LeaseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching protocols; the WebSocket is open. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid. `error`: `invalid_request`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenRead"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["CommandRefused"];
