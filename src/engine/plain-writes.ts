@@ -15,6 +15,13 @@ import { sendScript, streamOf } from './send';
 /** typed.lua's ETAG_MAX_BYTES: an unconditional write answers a string's ETag unasked up to this size. */
 const ETAG_MAX_BYTES = 16384;
 
+/**
+ * The largest value written by a plain SET ... GET. GET answers the old value, which for a key rewritten with
+ * values of this size is about as large: a 64 KiB PUT over a 64 KiB value cost the gateway twice its CPU (bench
+ * --compare). Larger values go to the script, whose reply holds no value.
+ */
+const PLAIN_SET_MAX_BYTES = 16384;
+
 interface StringSet {
   readonly value: string;
   readonly ttl: string;
@@ -61,6 +68,7 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   // A byte string (ops/encoding.ts) goes as its bytes; text as ioredis sends it (UTF-8).
   const encoding = command.bytes ? 'latin1' : 'utf8';
   const value = command.bytes ? Buffer.from(set.value, encoding) : set.value;
+  if (Buffer.byteLength(value) > PLAIN_SET_MAX_BYTES) return undefined;
   const args: (string | Buffer)[] = [key, value];
   if (set.ttl !== '') args.push('EX', set.ttl);
   if (set.absent) args.push('NX');
