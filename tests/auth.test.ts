@@ -100,8 +100,8 @@ describe('good credentials pass', () => {
 describe('permissions follow the x-permission of each operation', () => {
   // POSTs that only read: set algebra (keys in the body), a rate-limit peek (identifiers in the body).
   const ALGEBRA = ['setUnion', 'setIntersection', 'setDifference', 'peekRateLimit'];
-  // A GET that writes: the lease keep-alive stream extends the lease for as long as it is open.
-  const WRITING_GETS = ['keepLeaseAliveStream'];
+  // GETs that write: the lease keep-alive stream and WebSocket extend the lease for as long as it is open.
+  const WRITING_GETS = ['keepLeaseAliveStream', 'keepLeaseAliveWebSocket'];
 
   test('openapi.yaml maps GET, set algebra and rate-limit peeks to read, other data operations to write, admin to admin', () => {
     for (const op of t.context.contract.operations) {
