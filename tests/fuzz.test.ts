@@ -171,21 +171,26 @@ test('the fuzzer covers every operation of the contract', () => {
 describe.each(operations.map((op, i) => [`${op.method.toUpperCase()} ${op.template}`, op, i] as const))(
   '%s',
   (_name, op, i) => {
-    test(`when ${RUNS} generated requests (valid and invalid) are sent, then each answer is as documented`, async () => {
-      const seed = SEED + i;
-      const requests = fc.oneof(generator.valid(op), generator.invalid(op));
-      const params = { seed, numRuns: RUNS, endOnFailure: true };
-      try {
-        await fc.assert(
-          fc.asyncProperty(requests, (req) => check(op, req)),
-          params,
-        );
-      } catch (err) {
-        // The seed of this operation, to run it again alone.
-        (err as Error).message =
-          `FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} (operation seed ${seed})\n${(err as Error).message}`;
-        throw err;
-      }
-    });
+    test(
+      `when ${RUNS} generated requests (valid and invalid) are sent, then each answer is as documented`,
+      async () => {
+        const seed = SEED + i;
+        const requests = fc.oneof(generator.valid(op), generator.invalid(op));
+        const params = { seed, numRuns: RUNS, endOnFailure: true };
+        try {
+          await fc.assert(
+            fc.asyncProperty(requests, (req) => check(op, req)),
+            params,
+          );
+        } catch (err) {
+          // The seed of this operation, to run it again alone.
+          (err as Error).message =
+            `FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} (operation seed ${seed})\n${(err as Error).message}`;
+          throw err;
+        }
+        // Waiting operations (a lock's or a semaphore's acquire with wait_ms) may wait for part of each run.
+      },
+      30_000 + RUNS * 1_000,
+    );
   },
 );

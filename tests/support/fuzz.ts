@@ -33,8 +33,8 @@ export const KEYS = ['fz-string', 'fz-hash', 'fz-set', 'fz-zset', 'fz-list', 'fz
 const NAMES = ['f1', 'f2', 'm1', 'm2', '1'];
 /** Path segments that name another operation (`POST /store/set/union`), and dot segments URLs normalise away. */
 const RESERVED = new Set(['batch', 'union', 'intersection', 'difference', '.', '..']);
-/** Integers that would make a request wait (a blocking pop's `wait`, a long-poll's): never more than 0. */
-const WAITS = new Set(['wait', 'timeout']);
+/** Integers that would make a request wait (a blocking pop's `wait`, a lock's `wait_ms`, a long-poll's): never more than 0. */
+const WAITS = new Set(['wait', 'wait_ms', 'timeout']);
 
 export class Generator {
   constructor(private readonly doc: Json) {}
