@@ -2791,7 +2791,7 @@ export interface components {
         FieldWriteRequest: {
             value: components["schemas"]["StringValue"];
             encoding?: components["schemas"]["Encoding"];
-            /** @description Seconds until this field expires (Redis `HEXPIRE`, set in the same script as the `HSET`). Only on servers with hash-field expiry (Redis 8, Valkey 9): elsewhere `501 command_refused` and nothing is written. */
+            /** @description Seconds until this field expires (Redis `HEXPIRE`, in the same script as the `HSET`). Only on servers with hash-field expiry (Redis 8, Valkey 9): elsewhere `501 command_refused` and nothing is written. */
             ttl?: components["schemas"]["Ttl"];
         };
         /** @description Result of a hash field increment (status 201 when it created the field, 200 otherwise), as `CounterResponse` with the field instead of the key; `ttl` is the hash's. */
@@ -4100,7 +4100,7 @@ export interface components {
             field: components["schemas"]["BodyFieldName"];
             value: components["schemas"]["StringValue"];
             encoding?: components["schemas"]["Encoding"];
-            /** @description Seconds until this field expires (Redis `HEXPIRE`, set in the same script as the `HSET`). Only on servers with hash-field expiry (Redis 8, Valkey 9): elsewhere `501 command_refused` and nothing is written. */
+            /** @description Seconds until this field expires (Redis `HEXPIRE`, in the same script as the `HSET`). Only on servers with hash-field expiry (Redis 8, Valkey 9): elsewhere `501 command_refused` and nothing is written. */
             ttl?: components["schemas"]["Ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
