@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 FILES=(
   tests/harness.test.ts
   tests/strings.test.ts tests/hashes.test.ts tests/sets.test.ts tests/lists.test.ts tests/zsets.test.ts
-  tests/counters.test.ts
+  tests/counters.test.ts tests/hash-field-ttl.test.ts
   tests/batch-strings.test.ts tests/batch-hashes-sets.test.ts tests/batch-zsets.test.ts
   tests/upstash-http.test.ts
   tests/keys.test.ts tests/keys-walk.test.ts

@@ -62,7 +62,7 @@ describe('one field', () => {
   test.each([
     [{ value: 5 }, 'invalid_value'],
     [{}, 'invalid_value'],
-    [{ value: 'v', ttl: 5 }, 'invalid_request'],
+    [{ value: 'v', ttl: 'soon' }, 'invalid_ttl'],
   ])('POST with body %p is 400 %s', async (body, error) => {
     const res = await api().post('/store/hash/f-bad/field/a').send(body);
     expect(res.status).toBe(400);

@@ -18,6 +18,12 @@ export function replyError(err: Error, wrapped: Command): ApiError {
   }
   if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
   if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
+  if (code === 'NO_FIELD_TTL') {
+    return new ApiError(
+      'command_refused',
+      'This Redis server has no hash-field expiry (HEXPIRE: Redis 8 or Valkey 9); nothing was written',
+    );
+  }
   if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
   if (code === 'PAGE_REQUIRED' || code === 'REPLY_TOO_LARGE') return tooLarge(err.message, key);
   // Cluster, change feed on: the stream named by a stale slot map is not on the key's node; nothing was written.

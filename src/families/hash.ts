@@ -38,7 +38,12 @@ export const hashes: Family<'hash', 'hash', 'HLEN'> = defineFamily({
       method: 'post',
       path: '/{key}/field/{field}',
       op: 'setField',
-      input: (i) => ({ ...pathField(i), value: i.body.value as string, ifAbsent: ifAbsent(i) }),
+      input: (i) => ({
+        ...pathField(i),
+        value: i.body.value as string,
+        ttl: i.body.ttl as number | undefined,
+        ifAbsent: ifAbsent(i),
+      }),
     },
     {
       method: 'delete',

@@ -8,6 +8,7 @@ import {
   collectionWrite,
   created,
   elementOp,
+  elementWriteOp,
   type Limits,
   ok,
   present,
@@ -26,6 +27,8 @@ export interface FieldInput extends KeyInput {
 }
 export interface FieldSetInput extends FieldInput {
   value: string;
+  /** Seconds until the field expires (HEXPIRE, Redis 8 / Valkey 9); refused on servers without it. */
+  ttl?: number;
   /** `If-None-Match: *`: write only when the field does not exist yet. */
   ifAbsent?: boolean;
 }
@@ -113,13 +116,14 @@ export function hashOps(limits: Limits) {
         'value',
       ),
     /** HSETNX writes nothing when the field exists, which is what If-None-Match asks for. */
-    setField: ({ key, field, value, ifAbsent }: FieldSetInput) => {
+    setField: ({ key, field, value, ttl, ifAbsent }: FieldSetInput) => {
       checkValueSize(value, limits);
       const exists = () => new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
       const answer = (isNew: boolean) => created(isNew, { success: true, field, value });
-      const op = elementOp(
+      const op = elementWriteOp(
         'hash',
         key,
+        { fieldTtl: ttl },
         ifAbsent && exists,
         answer,
         ifAbsent ? 'HSETNX' : 'HSET',

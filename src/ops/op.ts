@@ -108,6 +108,8 @@ export interface WriteOptions {
   condition?: '' | 'absent' | 'present';
   replace?: boolean;
   ttl?: number;
+  /** Seconds until the field the command writes first expires (HEXPIRE); the key's own expiry is left alone. */
+  fieldTtl?: number;
   count?: '' | SizeCommand;
   stride?: 0 | 1 | 2;
 }
@@ -144,17 +146,12 @@ export function typedWrite(
 function writeCommand(
   type: RedisType,
   key: string,
-  { condition = '', replace = false, ttl, count = '', stride = 0 }: WriteOptions,
+  { condition = '', replace = false, ttl, fieldTtl, count = '', stride = 0 }: WriteOptions,
   command: readonly (string | number)[],
 ): Command {
-  const flags: (string | number)[] = [
-    type,
-    condition,
-    replace ? '1' : '0',
-    ttl === undefined ? '' : String(ttl),
-    count,
-    STRIDES[stride],
-  ];
+  // typed.lua: 'F<seconds>' is the TTL of the field written, '' none, else the key's.
+  const expiry = fieldTtl !== undefined ? `F${fieldTtl}` : ttl === undefined ? '' : String(ttl);
+  const flags: (string | number)[] = [type, condition, replace ? '1' : '0', expiry, count, STRIDES[stride]];
   return { name: 'typedWrite', keys: [key], args: flags.concat(command) };
 }
 
@@ -227,10 +224,22 @@ export function elementOp(
   result: (changed: boolean) => Outcome,
   ...command: (string | number)[]
 ): Op {
+  return elementWriteOp(type, key, {}, refuse, result, ...command);
+}
+
+/** elementOp with write options (a field's TTL). */
+export function elementWriteOp(
+  type: RedisType,
+  key: string,
+  options: WriteOptions,
+  refuse: (() => ApiError) | false | undefined,
+  result: (changed: boolean) => Outcome,
+  ...command: (string | number)[]
+): Op {
   return writeOp(
     type,
     key,
-    {},
+    options,
     (reply) => {
       const changed = reply?.[1] === 1;
       if (refuse && !changed) throw refuse();

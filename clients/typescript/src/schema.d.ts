@@ -2787,10 +2787,12 @@ export interface components {
             mode?: components["schemas"]["Mode"];
             encoding?: components["schemas"]["Encoding"];
         };
-        /** @description Body of a single hash field write. The key keeps its expiry. */
+        /** @description Body of a single hash field write. The key keeps its expiry; `ttl` is the field's own. */
         FieldWriteRequest: {
             value: components["schemas"]["StringValue"];
             encoding?: components["schemas"]["Encoding"];
+            /** @description Seconds until this field expires (Redis `HEXPIRE`, in the same script as the `HSET`). Only on servers with hash-field expiry (Redis 8, Valkey 9): elsewhere `501 command_refused` and nothing is written. */
+            ttl?: components["schemas"]["Ttl"];
         };
         /** @description Result of a hash field increment (status 201 when it created the field, 200 otherwise), as `CounterResponse` with the field instead of the key; `ttl` is the hash's. */
         FieldCounterResponse: {
@@ -4098,6 +4100,8 @@ export interface components {
             field: components["schemas"]["BodyFieldName"];
             value: components["schemas"]["StringValue"];
             encoding?: components["schemas"]["Encoding"];
+            /** @description Seconds until this field expires (Redis `HEXPIRE`, in the same script as the `HSET`). Only on servers with hash-field expiry (Redis 8, Valkey 9): elsewhere `501 command_refused` and nothing is written. */
+            ttl?: components["schemas"]["Ttl"];
             if_match?: components["schemas"]["BatchIfMatch"];
         };
         /** @description Result of a successful `setField` item: the fields of `FieldWriteResponse` plus `type` and `success`. */
@@ -6673,7 +6677,7 @@ export interface operations {
                     "application/json": components["schemas"]["FieldWriteResponse"];
                 };
             };
-            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_field`. */
+            /** @description The request is invalid; nothing was changed. `error`: `invalid_request`, `invalid_key`, `invalid_value`, `invalid_ttl`, `invalid_field`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenWrite"];

@@ -195,7 +195,9 @@ end
 -- argv[1]  the expected Redis type: string | hash | set | list | zset (a missing key is always accepted)
 -- argv[2]  condition: '' none | 'absent' fail with KEY_EXISTS if the key exists | 'present' return nil if it does not
 -- argv[3]  '1' to drop the old content first (replace), '0' to merge into it
--- argv[4]  TTL in seconds to set after the write, or '' to leave the expiry as the write leaves it
+-- argv[4]  TTL in seconds to set after the write, or '' to leave the expiry as the write leaves it; 'F<seconds>' sets
+--          instead the TTL of the field argv[8] (HEXPIRE, Redis 8 / Valkey 9), refused with NO_FIELD_TTL before anything
+--          is written on a server without it; not after an HSETNX that wrote nothing
 -- argv[5]  count command run after the write ('HLEN', 'SCARD', 'LLEN', 'ZCARD') or ''
 -- argv[6]  stride: arguments per item of a variadic command (2 for HSET, 1 for SADD, RPUSH), '0' to send them at once;
 --          long argument lists are sent in chunks (Lua's unpack has a small limit) and integer replies summed
@@ -209,6 +211,11 @@ local function typed_write(key, argv)
   if existed and actual ~= argv[1] then return redis.error_reply('WRONGTYPE_OF ' .. actual) end
   if argv[2] == 'absent' and existed then return redis.error_reply('KEY_EXISTS the key exists') end
   if argv[2] == 'present' and not existed then return nil end
+  local field_ttl = string.sub(argv[4], 1, 1) == 'F' and string.sub(argv[4], 2) or nil
+  if field_ttl then
+    local probe = redis.pcall('HTTL', key, 'FIELDS', '1', argv[8])
+    if type(probe) == 'table' and probe.err then return redis.error_reply('NO_FIELD_TTL ' .. probe.err) end
+  end
   if argv[3] == '1' and existed then redis.call('DEL', key) end
 
   local stride, cmd, first = tonumber(argv[6]), argv[7], 8
@@ -230,8 +237,12 @@ local function typed_write(key, argv)
     end
   end
 
-  local expired = argv[4] ~= '' and redis.call('EXISTS', key) == 1
+  local expired = argv[4] ~= '' and not field_ttl and redis.call('EXISTS', key) == 1
   if expired then redis.call('EXPIRE', key, argv[4]) end
+  if field_ttl and (cmd ~= 'HSETNX' or reply == 1) then
+    redis.call('HEXPIRE', key, field_ttl, 'FIELDS', '1', argv[first])
+    expired = true
+  end
   -- One event per write that changed something (the old content dropped, the command, the TTL).
   if FEED and ((argv[3] == '1' and existed) or expired or changes(cmd, flags, argv[first], reply)) then
     changed(key, argv[1], string.lower(cmd))
