@@ -39,6 +39,12 @@ const FIELDS = {
   ttl: 5,
 };
 
+/** A hash field's `ttl` is its own expiry (HEXPIRE), refused on servers without it: field writes go without one. */
+const fieldsFor = (fieldWrite: boolean) => {
+  const { ttl: _fieldTtl, ...rest } = FIELDS;
+  return fieldWrite ? rest : FIELDS;
+};
+
 function firstBuilt<T>(family: Family, build: (members: unknown) => T): T {
   const shapes = MEMBER_SHAPES(family);
   for (const members of shapes.slice(0, -1)) {
@@ -57,11 +63,11 @@ const routeOp = (family: Family, route: BoundRoute) =>
       params: { key: 'k', field: 'f', member: 'm', index: '0' },
       headers: {},
       query: {},
-      body: { ...FIELDS, members, keys: ['a', 'b'] },
+      body: { ...fieldsFor(route.path.includes('/field/')), members, keys: ['a', 'b'] },
     }),
   );
 const itemOp = (family: Family, type: string, build: (item: BatchItem) => Op) =>
-  firstBuilt(family, (members) => build({ ...FIELDS, type, members } as BatchItem));
+  firstBuilt(family, (members) => build({ ...fieldsFor(type === 'setField'), type, members } as BatchItem));
 
 interface Trial {
   succeeded: boolean;
