@@ -145,10 +145,11 @@ export function checks(rows: Row[], memory: MemoryRun[], cpus = availableParalle
     const r = find(name);
     const speed = r && ratio(r, express);
     if (!r || !speed || !express?.p99Ms) continue;
+    // Issue 36: GET and POST "still at least 1.3 x Express hello" (issue 24 asked 1.0 x).
     out.push({
-      target: `${name}: req/s >= 1.0 x (a)`,
+      target: `${name}: req/s >= 1.3 x (a)`,
       measured: `${speed.toFixed(2)} x`,
-      pass: speed >= 1.0,
+      pass: speed >= 1.3,
     });
     const tail = (r.p99Ms as number) / express.p99Ms;
     out.push({ target: `${name}: p99 <= 2 x (a)`, measured: `${tail.toFixed(2)} x`, pass: tail <= 2 });
@@ -158,9 +159,10 @@ export function checks(rows: Row[], memory: MemoryRun[], cpus = availableParalle
   if (lone?.p50Ms && loneBase?.p50Ms) {
     const wait = lone.p50Ms / loneBase.p50Ms;
     out.push({
-      target: `${ONE_CLIENT}: p50 <= 2 x (b)`,
+      // Issue 36: "a lone client at most 1.5 x node:http + ioredis" (issue 24 asked 2 x).
+      target: `${ONE_CLIENT}: p50 <= 1.5 x (b)`,
       measured: `${lone.p50Ms.toFixed(3)} ms, ${wait.toFixed(2)} x`,
-      pass: wait <= 2,
+      pass: wait <= 1.5,
     });
   }
   const batch = rows.find(
