@@ -139,7 +139,7 @@ export function commandRefused(err: Error, command?: string): ApiError | undefin
 export const noFieldExpiry = (): ApiError =>
   new ApiError(
     'command_refused',
-    "The data store refuses HEXPIRE: it has no hash-field expiry (Redis 8 and Valkey 9 have it; /store/admin/info says why), so a field cannot be given a ttl; nothing was written",
+    'The data store refuses HEXPIRE: it has no hash-field expiry (Redis 8 and Valkey 9 have it; /store/admin/info says why), so a field cannot be given a ttl; nothing was written',
   );
 
 function unavailable(cause: unknown): ApiError {

@@ -98,7 +98,7 @@ const SCRIPTED: ReadonlySet<string> = new Set(['GET', 'WHOLE', 'PAGE', 'LRANGE']
 /**
  * A typed read whose reply is small by construction (a field, a member, a count, a page of at most 1,000), as
  * typed_read answers it: the command and `TTL key` in one write (a key's existence or TTL alone: `TYPE` and `TTL`;
- * a hash field with its own TTL: fieldRead's two commands); another type is Redis's WRONGTYPE; the reply is counted
+ * a hash field with its own TTL: `HGET`, `TTL` and `HTTL`); another type is Redis's WRONGTYPE; the reply is counted
  * against the budget after it is read, as typed_read's `spend` does. A TTL of -2 is a missing key. An empty reply of
  * a key that exists (or was written between the two commands) is undefined: the script, which sees both at once,
  * answers it.
@@ -112,10 +112,13 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
     if (actual === 'none' || ttl[1] === -2) return [null, null];
     return actual === type ? [null, [null, ttl[1]]] : [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
   }
-  const method = `${String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
-  const [read, ttl] = await Promise.all([
-    name === 'FIELD' ? fieldRead(store, key, rest[0] as string, command.buffers) : plain(store, method, key, ...rest),
+  // typed_read's 'FIELD': HGET, and HTTL in the same write.
+  const field = name === 'FIELD';
+  const method = `${field ? 'hget' : String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
+  const [read, ttl, fieldTtl] = await Promise.all([
+    plain(store, method, key, ...rest),
     plain(store, 'ttl', key),
+    field ? plain(store, 'httl', key, 'FIELDS', 1, ...rest) : undefined,
   ]);
   if (read[0]) return wrongType(store, key, read[0], type);
   if (ttl[0]) return ttl;
@@ -125,21 +128,11 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   const budget = replyBudget(store.redis);
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
-  return [null, [read[1], ttl[1]]];
-}
-
-/**
- * typed_read's 'FIELD': `HGET` and `HTTL key FIELDS 1 field` (in smallRead's one write) as one reply, [value, the
- * field's TTL]. An HTTL the server refuses is -1, as there (a read built before the first probe answered).
- */
-async function fieldRead(store: Store, key: string, field: string, buffers?: boolean): Promise<Reply> {
-  const [value, ttl] = await Promise.all([
-    plain(store, buffers ? 'hgetBuffer' : 'hget', key, field),
-    plain(store, 'httl', key, 'FIELDS', 1, field),
-  ]);
-  if (value[0]) return value;
-  if (ttl[0] && !refusalReason(ttl[0])) return ttl;
-  return [null, [value[1], ttl[0] ? -1 : (ttl[1] as number[])[0]]];
+  if (!fieldTtl) return [null, [read[1], ttl[1]]];
+  // As the script: an HTTL the server refuses (a read built before the first probe answered) is -1.
+  const [err, seconds] = fieldTtl;
+  if (err && !refusalReason(err)) return fieldTtl;
+  return [null, [read[1], ttl[1], err ? -1 : (seconds as number[])[0]]];
 }
 
 /** A whole hash or set read that needs no script: its command, and whether its ETag is answered (typed_etag's). */

@@ -106,22 +106,24 @@ export function hashOps(limits: Limits) {
      * hash-field expiry; where the probe found HTTL refused no field can expire, so HGET alone and -1.
      */
     getField: ({ key, field }: FieldInput) => {
-      const withTtl = fieldExpiry(limits.capabilities?.(), 'HTTL') !== false;
+      const read = fieldExpiry(limits.capabilities?.(), 'HTTL') === false ? 'HGET' : 'FIELD';
       const answer = (reply: ReadReply) => {
-        const [value, ttl] = withTtl ? ((reply?.[0] as [unknown, number] | null) ?? []) : [reply?.[0], -1];
-        // HTTL's -2 beside a value: the field expired (or was deleted) between the two commands of the plain read
+        // HGET's reply has no field TTL: -1.
+        const [value, , ttl = -1] = reply ?? [];
+        // HTTL's -2 beside a value: the field expired (or was deleted) between the commands of the plain read
         // (engine/plain-reads.ts). A read a moment later answers 404: so does this one, rather than a wrong TTL.
         if (typeof value !== 'string' || ttl === -2) throw fieldNotFound(field, key);
         return ok({ field, value, ttl });
       };
-      return valued(readOp('hash', key, answer, withTtl ? 'FIELD' : 'HGET', field), 'field', 'value');
+      return valued(readOp('hash', key, answer, read, field), 'field', 'value');
     },
     /** HSETNX writes nothing when the field exists, which is what If-None-Match asks for. */
     setField: ({ key, field, value, ttl, ifAbsent }: FieldSetInput) => {
       checkValueSize(value, limits);
       // Refused before anything is sent where the probe found HEXPIRE refused (typed_write checks it itself only
       // for a write built before the first probe answered).
-      if (ttl !== undefined && fieldExpiry(limits.capabilities?.(), 'HEXPIRE') === false) throw noFieldExpiry();
+      if (ttl !== undefined && fieldExpiry(limits.capabilities?.(), 'HEXPIRE') === false)
+        throw noFieldExpiry();
       const exists = () => new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
       const answer = (isNew: boolean) => created(isNew, { success: true, field, value });
       const op = elementWriteOp(

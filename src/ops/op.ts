@@ -163,7 +163,8 @@ function writeCommand(
 
 const STRIDES = ['0', '1', '2'] as const;
 
-export type ReadReply = [unknown, number] | null;
+/** typed_read's reply: the command's, the key's TTL, and for 'FIELD' the field's TTL; null when the key is missing. */
+export type ReadReply = [unknown, number, number?] | null;
 export type WriteReply = [number, unknown, number] | null;
 
 /** Values are limited in bytes, which JSON Schema cannot express. */
