@@ -135,6 +135,13 @@ export function commandRefused(err: Error, command?: string): ApiError | undefin
   );
 }
 
+/** A field write with `ttl` on a server without hash-field expiry: a 501, and nothing was written. */
+export const noFieldExpiry = (): ApiError =>
+  new ApiError(
+    'command_refused',
+    'The data store refuses HEXPIRE: it has no hash-field expiry (Redis 8 and Valkey 9 have it; /store/admin/info says why), so a field cannot be given a ttl; nothing was written',
+  );
+
 function unavailable(cause: unknown): ApiError {
   return new ApiError('service_unavailable', 'The data store is unavailable; retry shortly', {
     retryAfter: REDIS_RETRY_AFTER,

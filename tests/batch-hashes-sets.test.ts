@@ -32,7 +32,7 @@ describe('a hash batch', () => {
       { type: 'set', success: true, key: 'h1', fields_count: 2 },
       { type: 'get', success: true, fields: { a: '1', b: '2' }, ttl: 100, etag: expect.any(String) },
       { type: 'setField', success: true, field: 'c', value: '3' },
-      { type: 'getField', success: true, field: 'c', value: '3' },
+      { type: 'getField', success: true, field: 'c', value: '3', ttl: -1 },
       { type: 'deleteField', success: true, deleted: true },
       { type: 'exists', success: true, exists: true },
       { type: 'keys', success: true, keys: expect.arrayContaining(['b', 'c']) },

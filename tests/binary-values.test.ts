@@ -68,7 +68,7 @@ describe('hashes', () => {
     const field = await api()
       .get(`/store/hash/b-h/field/${encodeURIComponent(b64(name))}?encoding=base64`)
       .expect(200);
-    expect(field.body).toEqual({ field: b64(name), value: b64(value) });
+    expect(field.body).toEqual({ field: b64(name), value: b64(value), ttl: -1 });
     const keys = await api().get('/store/hash/b-h/keys?encoding=base64').expect(200);
     expect(keys.body.keys).toContain(b64(name));
     expect((await api().get('/store/hash/b-h/values').expect(422)).body.error).toBe('binary_value');

@@ -215,6 +215,7 @@ describe('the reply budget (SVC_MAX_REPLY_ELEMENTS, SVC_MAX_REPLY_BYTES) is chec
     expect((await request(small.data).get('/store/hash/fields/field/small')).body).toEqual({
       field: 'small',
       value: 'v',
+      ttl: -1,
     });
     expect((await request(small.data).get('/store/hash/fields/field/none')).body.error).toBe(
       'field_not_found',

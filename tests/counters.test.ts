@@ -210,7 +210,7 @@ describe('incr batch items', () => {
     expect(res.body.results).toEqual([
       { type: 'incr', success: true, field: 'a', value: 2, value_string: '2', ttl: -1 },
       { type: 'incr', success: true, field: 'a', value: 1.5, value_string: '1.5', ttl: -1 },
-      { type: 'getField', success: true, field: 'a', value: '1.5' },
+      { type: 'getField', success: true, field: 'a', value: '1.5', ttl: -1 },
     ]);
   });
 

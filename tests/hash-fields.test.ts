@@ -18,7 +18,7 @@ describe('one field', () => {
   test('GET answers the field and its value', async () => {
     await t.raw.hset(raw('f-read'), 'email', 'ada@example.com');
     const res = await api().get('/store/hash/f-read/field/email');
-    expect(res.body).toEqual({ field: 'email', value: 'ada@example.com' });
+    expect(res.body).toEqual({ field: 'email', value: 'ada@example.com', ttl: -1 });
   });
 
   test.each([
@@ -125,7 +125,7 @@ describe('field names are data', () => {
   test.each(names)('%s round-trips through the field endpoints', async (name) => {
     const path = `/store/hash/proto-field/field/${name}`;
     expect((await api().post(path).send({ value: 'x' })).status).toBe(201);
-    expect((await api().get(path)).body).toEqual({ field: name, value: 'x' });
+    expect((await api().get(path)).body).toEqual({ field: name, value: 'x', ttl: -1 });
     expect((await api().delete(path).set('If-Match', '*')).body.deleted).toBe(true);
   });
 });

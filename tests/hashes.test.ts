@@ -203,7 +203,7 @@ describe('reading a hash', () => {
 
   test('the /api alias serves the same hash', async () => {
     await t.raw.hset(raw('alias'), 'a', '1');
-    expect((await api().get('/api/hash/alias/field/a')).body).toEqual({ field: 'a', value: '1' });
+    expect((await api().get('/api/hash/alias/field/a')).body).toEqual({ field: 'a', value: '1', ttl: -1 });
   });
 });
 

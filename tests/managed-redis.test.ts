@@ -5,6 +5,7 @@ import type { TestApp } from './support/app';
 import { bearer, sampleRequest } from './support/auth';
 import {
   admin,
+  missingFieldExpiry,
   PROFILES,
   type Profile,
   type ProfileServer,
@@ -26,11 +27,14 @@ const PROBED: Readonly<Record<string, readonly string[]>> = {
   INFO: ['INFO'],
 };
 
-/** What the probe must report: the renamed commands, and those the ACL rule denies (@dangerous, INFO for "app"). */
-function expectedUnavailable(profile: Profile): string[] {
+/**
+ * What the probe must report: the renamed commands, those the ACL rule denies (@dangerous, INFO for "app"), and
+ * hash-field expiry's on an engine without it (`found`: what the probe says of the engine).
+ */
+function expectedUnavailable(profile: Profile, found: { engine: string; version: string | null }): string[] {
   const renamed = profile.refused.flatMap((command) => PROBED[command] ?? []);
   const denied = ['FLUSHDB', 'CONFIG GET', ...(profile.acl ? ['INFO'] : [])];
-  return [...new Set([...renamed, ...denied])].sort();
+  return [...new Set([...renamed, ...denied, ...missingFieldExpiry(found)])].sort();
 }
 
 describe.each(Object.entries(PROFILES))('on the %s profile', (_name, profile) => {
@@ -76,7 +80,7 @@ describe.each(Object.entries(PROFILES))('on the %s profile', (_name, profile) =>
     expect(found.functions).toBe(!profile.refused.includes('FUNCTION') && !profile.refused.includes('FCALL'));
     expect(found.scripts).toBe(found.functions ? 'functions' : 'scripts');
     const commands = (found.unavailable as { command: string; reason: string }[]).map((r) => r.command);
-    expect(commands.sort()).toEqual(expectedUnavailable(profile));
+    expect(commands.sort()).toEqual(expectedUnavailable(profile, found));
     for (const r of found.unavailable) expect(r.reason).toMatch(/^unknown command|^denied by ACL/);
     if (profile.acl) {
       expect(health.body.memory).toBeNull();

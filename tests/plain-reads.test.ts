@@ -117,3 +117,40 @@ test('when the probe found Redis 7, then a whole hash or set is one bounded read
   expect((await plainRead(store, command))?.[0]?.message).toBe('PAGE_REQUIRED 1500');
   expect(await redis.info('commandstats')).toMatch(/cmdstat_hrandfield:calls=[1-9]/);
 });
+
+test("when a hash field is read with its TTL ('FIELD'), then the plain read answers the script's reply", async () => {
+  await redis.hset('p:hf', 'timed', 'é', 'plain', 'v');
+  await redis.expire('p:hf', 900);
+  // Redis 8 / Valkey 9: the field's own TTL; elsewhere HTTL is refused, and both answer -1 (no field expires).
+  await redis.call('HEXPIRE', 'p:hf', '600', 'FIELDS', '1', 'timed').catch(() => undefined);
+  await redis.set('p:hf-str', 'v');
+  for (const [key, field] of [
+    ['hf', 'timed'],
+    ['hf', 'plain'],
+    ['hf', 'none'],
+    ['nowhere', 'f'],
+    ['hf-str', 'f'],
+  ] as const) {
+    const command = { name: 'typedRead', keys: [key], args: ['hash', 'FIELD', field] };
+    const plainReply = await plainRead(store, command);
+    const script: Reply = await redis.typedRead(`p:${key}`, 'hash', 'FIELD', field).then(
+      (reply: unknown) => [null, reply],
+      (err: Error) => [err, null],
+    );
+    // A missing field of a hash that exists is the script's to answer (undefined), as HGET's nil was.
+    if (field === 'none') expect(plainReply).toBeUndefined();
+    else expect([plainReply?.[0]?.message, plainReply?.[1]]).toEqual([script[0]?.message, script[1]]);
+  }
+  const timed = (await plainRead(store, {
+    name: 'typedRead',
+    keys: ['hf'],
+    args: ['hash', 'FIELD', 'timed'],
+  })) as Reply;
+  const [value, keyTtl, fieldTtl] = timed[1] as [string, number, number];
+  expect([value, keyTtl]).toEqual(['é', 900]);
+  const expires = await redis.call('HTTL', 'p:hf', 'FIELDS', '1', 'timed').then(
+    () => true,
+    () => false,
+  );
+  expect(fieldTtl).toBe(expires ? 600 : -1);
+});

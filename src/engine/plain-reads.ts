@@ -1,6 +1,7 @@
 // Reads that need no script (issue 36): a string's value and TTL from Redis's own commands, sent together in the
 // connection's shared write, the ETag digested here. Same replies as typed_read / typed_etag in typed.lua.
 import { ReplyError } from 'ioredis';
+import { refusalReason } from '../errors';
 import type { Command } from '../ops/op';
 import { takesSetNxGet } from '../redis/capability-watch';
 import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
@@ -96,10 +97,11 @@ const SCRIPTED: ReadonlySet<string> = new Set(['GET', 'WHOLE', 'PAGE', 'LRANGE']
 
 /**
  * A typed read whose reply is small by construction (a field, a member, a count, a page of at most 1,000), as
- * typed_read answers it: the command and `TTL key` in one write (a key's existence or TTL alone: `TYPE` and `TTL`);
- * another type is Redis's WRONGTYPE; the reply is counted against the budget after it is read, as typed_read's
- * `spend` does. A TTL of -2 is a missing key. An empty reply of a key that exists (or was written between the
- * two commands) is undefined: the script, which sees both at once, answers it.
+ * typed_read answers it: the command and `TTL key` in one write (a key's existence or TTL alone: `TYPE` and `TTL`;
+ * a hash field with its own TTL: `HGET`, `TTL` and `HTTL`); another type is Redis's WRONGTYPE; the reply is counted
+ * against the budget after it is read, as typed_read's `spend` does. A TTL of -2 is a missing key. An empty reply of
+ * a key that exists (or was written between the two commands) is undefined: the script, which sees both at once,
+ * answers it.
  */
 async function smallRead(store: Store, command: Command): Promise<Reply | undefined> {
   const [type, name, ...rest] = command.args;
@@ -110,8 +112,14 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
     if (actual === 'none' || ttl[1] === -2) return [null, null];
     return actual === type ? [null, [null, ttl[1]]] : [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
   }
-  const method = `${String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
-  const [read, ttl] = await Promise.all([plain(store, method, key, ...rest), plain(store, 'ttl', key)]);
+  // typed_read's 'FIELD': HGET, and HTTL in the same write.
+  const field = name === 'FIELD';
+  const method = `${field ? 'hget' : String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
+  const [read, ttl, fieldTtl] = await Promise.all([
+    plain(store, method, key, ...rest),
+    plain(store, 'ttl', key),
+    field ? plain(store, 'httl', key, 'FIELDS', 1, ...rest) : undefined,
+  ]);
   if (read[0]) return wrongType(store, key, read[0], type);
   if (ttl[0]) return ttl;
   if (ttl[1] === -2) return [null, null];
@@ -120,7 +128,11 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   const budget = replyBudget(store.redis);
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
-  return [null, [read[1], ttl[1]]];
+  if (!fieldTtl) return [null, [read[1], ttl[1]]];
+  // As the script: an HTTL the server refuses (a read built before the first probe answered) is -1.
+  const [err, seconds] = fieldTtl;
+  if (err && !refusalReason(err)) return fieldTtl;
+  return [null, [read[1], ttl[1], err ? -1 : (seconds as number[])[0]]];
 }
 
 /** A whole hash or set read that needs no script: its command, and whether its ETag is answered (typed_etag's). */

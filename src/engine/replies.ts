@@ -1,5 +1,5 @@
 // The one place where Redis error replies become API errors: our scripts' codes, Redis's own refusals.
-import { ApiError, REDIS_RETRY_AFTER, toApiError } from '../errors';
+import { ApiError, noFieldExpiry, REDIS_RETRY_AFTER, toApiError } from '../errors';
 import { preconditionFailed, unwrapped } from '../ops/etag';
 import type { Command } from '../ops/op';
 import { UNPAGED_MAX } from '../redis/client';
@@ -18,12 +18,8 @@ export function replyError(err: Error, wrapped: Command): ApiError {
   }
   if (code === 'WRONGTYPE') return new ApiError('wrong_type', `Key '${key}' holds another type of value`);
   if (code === 'KEY_EXISTS') return new ApiError('key_exists', `Key '${key}' already exists`);
-  if (code === 'NO_FIELD_TTL') {
-    return new ApiError(
-      'command_refused',
-      'This Redis server has no hash-field expiry (HEXPIRE: Redis 8 or Valkey 9); nothing was written',
-    );
-  }
+  // typed_write's own check, for a write built before the first capability probe answered (ops/hashes.ts).
+  if (code === 'NO_FIELD_TTL') return noFieldExpiry();
   if (code === 'NOT_A_NUMBER') return notANumber(err.message, command);
   if (code === 'PAGE_REQUIRED' || code === 'REPLY_TOO_LARGE') return tooLarge(err.message, key);
   // Cluster, change feed on: the stream named by a stale slot map is not on the key's node; nothing was written.

@@ -1,5 +1,6 @@
 // Hash operations: each says which commands it sends and what their replies mean.
-import { ApiError } from '../errors';
+import { ApiError, noFieldExpiry } from '../errors';
+import { fieldExpiry } from '../redis/capabilities';
 import { type IncrInput, incrOp } from './counters';
 import { type KeyInput, keyOps } from './keys';
 import {
@@ -12,6 +13,7 @@ import {
   type Limits,
   ok,
   present,
+  type ReadReply,
   readOp,
   valued,
   writeOp,
@@ -99,25 +101,29 @@ export function hashOps(limits: Limits) {
         ...args,
       );
     },
-    getField: ({ key, field }: FieldInput) =>
-      valued(
-        readOp(
-          'hash',
-          key,
-          (reply) => {
-            const value = reply?.[0];
-            if (typeof value !== 'string') throw fieldNotFound(field, key);
-            return ok({ field, value });
-          },
-          'HGET',
-          field,
-        ),
-        'field',
-        'value',
-      ),
+    /**
+     * The value and the field's own TTL: typed_read's 'FIELD' (HGET and HTTL at once) where the server may have
+     * hash-field expiry; where the probe found HTTL refused no field can expire, so HGET alone and -1.
+     */
+    getField: ({ key, field }: FieldInput) => {
+      const read = fieldExpiry(limits.capabilities?.(), 'HTTL') === false ? 'HGET' : 'FIELD';
+      const answer = (reply: ReadReply) => {
+        // HGET's reply has no field TTL: -1.
+        const [value, , ttl = -1] = reply ?? [];
+        // HTTL's -2 beside a value: the field expired (or was deleted) between the commands of the plain read
+        // (engine/plain-reads.ts). A read a moment later answers 404: so does this one, rather than a wrong TTL.
+        if (typeof value !== 'string' || ttl === -2) throw fieldNotFound(field, key);
+        return ok({ field, value, ttl });
+      };
+      return valued(readOp('hash', key, answer, read, field), 'field', 'value');
+    },
     /** HSETNX writes nothing when the field exists, which is what If-None-Match asks for. */
     setField: ({ key, field, value, ttl, ifAbsent }: FieldSetInput) => {
       checkValueSize(value, limits);
+      // Refused before anything is sent where the probe found HEXPIRE refused (typed_write checks it itself only
+      // for a write built before the first probe answered).
+      if (ttl !== undefined && fieldExpiry(limits.capabilities?.(), 'HEXPIRE') === false)
+        throw noFieldExpiry();
       const exists = () => new ApiError('field_exists', `Field '${field}' already exists in hash '${key}'`);
       const answer = (isNew: boolean) => created(isNew, { success: true, field, value });
       const op = elementWriteOp(

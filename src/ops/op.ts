@@ -1,5 +1,6 @@
 // The shape of an operation, and helpers to build the commands of our two Lua scripts.
 import { ApiError, notFound } from '../errors';
+import type { Capabilities } from '../redis/capabilities';
 import type { RedisClient } from '../redis/client';
 import type { Store } from '../redis/store';
 import type { RedisType, SizeCommand } from '../redis/types';
@@ -91,6 +92,11 @@ export interface Limits {
   readonly maxValueBytes: number;
   /** The longest `wait` of a list pop, in seconds (SVC_LIST_MAX_WAIT; 30 when not given). */
   readonly listMaxWait?: number;
+  /**
+   * The capability probe's latest answer, for what the server lacks (redis/capabilities.ts fieldExpiry); undefined
+   * before it answered, and where no server is behind (contract generation, tests of the operations alone).
+   */
+  readonly capabilities?: () => Capabilities | undefined;
 }
 
 export const ok = (body: Record<string, unknown>): Outcome => ({ status: 200, body });
@@ -157,7 +163,8 @@ function writeCommand(
 
 const STRIDES = ['0', '1', '2'] as const;
 
-export type ReadReply = [unknown, number] | null;
+/** typed_read's reply: the command's, the key's TTL, and for 'FIELD' the field's TTL; null when the key is missing. */
+export type ReadReply = [unknown, number, number?] | null;
 export type WriteReply = [number, unknown, number] | null;
 
 /** Values are limited in bytes, which JSON Schema cannot express. */

@@ -31,11 +31,11 @@ export interface Capabilities {
 const PROBE_KEY = `${INTERNAL_PREFIX}probe:never-written`;
 
 /**
- * Each command the service relies on, tried harmlessly: a missing key, `XADD NOMKSTREAM` on a missing key, an
- * invalid library; `FLUSHDB` only queued in a MULTI that is discarded (Redis refuses an unknown or ACL-denied
- * command as it queues it, and runs nothing of a discarded one). A renamed command answers "unknown command" and an
- * ACL-denied one NOPERM before anything runs; any other answer (a value, QUEUED, a syntax error, NOSCRIPT, MOVED)
- * means the server accepts the command.
+ * Each command the service relies on, tried harmlessly: a missing key (`HEXPIRE` of one sets nothing), `XADD
+ * NOMKSTREAM` on a missing key, an invalid library; `FLUSHDB` only queued in a MULTI that is discarded (Redis
+ * refuses an unknown or ACL-denied command as it queues it, and runs nothing of a discarded one). A renamed
+ * command (or one the version lacks) answers "unknown command" and an ACL-denied one NOPERM before anything runs;
+ * any other answer (a value, QUEUED, a syntax error, NOSCRIPT, MOVED) means the server accepts the command.
  */
 const PROBES: ReadonlyArray<readonly [string, readonly string[], string]> = [
   ['INFO', ['INFO', 'server'], 'health has no memory figures; engine and version come from HELLO'],
@@ -61,6 +61,17 @@ const PROBES: ReadonlyArray<readonly [string, readonly string[], string]> = [
     'key listing and flush under a prefix answer 501',
   ],
   ['XADD', ['XADD', PROBE_KEY, 'NOMKSTREAM', '*', 'f', 'v'], 'the change feed cannot be used'],
+  // Hash-field expiry (Redis 8, Valkey 9; absent before): fieldExpiry below decides from these two.
+  [
+    'HTTL',
+    ['HTTL', PROBE_KEY, 'FIELDS', '1', 'f'],
+    'no hash field expires here: a field read answers ttl -1 without asking for it',
+  ],
+  [
+    'HEXPIRE',
+    ['HEXPIRE', PROBE_KEY, '1', 'FIELDS', '1', 'f'],
+    'hash field TTLs cannot be set: a field write with ttl answers 501, nothing written',
+  ],
   ['EVALSHA', ['EVALSHA', '0'.repeat(40), '0'], 'every data operation fails: the service needs Lua scripts'],
   ['FUNCTION LOAD', ['FUNCTION', 'LOAD', 'probe: not a library'], 'writes run as scripts (EVALSHA)'],
   ['FCALL', ['FCALL', `${INTERNAL_PREFIX}probe`, '0'], 'writes run as scripts (EVALSHA)'],
@@ -148,4 +159,17 @@ export async function probeCapabilities(
 /** Why the server refuses `command` (as PROBES names it), or undefined when it allows it or was not probed. */
 export function refusalOf(capabilities: Capabilities | undefined, command: string): Refusal | undefined {
   return capabilities?.refused.find((r) => r.command === command);
+}
+
+/**
+ * Whether the server has hash-field expiry (Redis 8, Valkey 9) for `command`: HTTL reads a field's TTL, HEXPIRE
+ * sets it. False when the probe found it refused (absent before Redis 8 / Valkey 9, renamed, or denied), true when
+ * allowed, undefined before a probe answered. The one place that decides it: the field read and write ask here
+ * (ops/hashes.ts), and /store/admin/info shows the refusals.
+ */
+export function fieldExpiry(
+  capabilities: Capabilities | undefined,
+  command: 'HTTL' | 'HEXPIRE',
+): boolean | undefined {
+  return capabilities === undefined ? undefined : refusalOf(capabilities, command) === undefined;
 }

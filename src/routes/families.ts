@@ -9,7 +9,8 @@ import { opRoute } from './op-route';
 
 export function familyRoutes(routes: Routes, ctx: Context, limits: Limits): void {
   for (const family of FAMILIES) {
-    const bound = family.bind(limits);
+    // The operations ask the latest probe what the server lacks (a hash field's TTL), as they are built.
+    const bound = family.bind({ ...limits, capabilities: () => ctx.capabilities.current });
     batchRoute(routes, ctx, family.batchPath, bound.batch, bound.writes);
     for (const route of bound.routes) opRoute(routes, ctx, route.method, route.path, route.build);
   }

@@ -24,6 +24,21 @@ export interface Profile {
   readonly acl?: string;
 }
 
+/**
+ * What the probe also finds unavailable on an engine before Redis 8 / Valkey 9: hash-field expiry's commands,
+ * absent there (not renamed), from the engine and version it reports.
+ */
+export function missingFieldExpiry({
+  engine,
+  version,
+}: {
+  engine: string;
+  version: string | null;
+}): string[] {
+  const has = Number(version?.split('.')[0]) >= (engine === 'valkey' ? 9 : 8);
+  return has ? [] : ['HEXPIRE', 'HTTL'];
+}
+
 /** Refused by every provider below: server administration a managed service keeps to itself. */
 const ADMINISTRATION = [
   'DEBUG',

@@ -254,7 +254,7 @@ export interface paths {
         };
         /**
          * Read one hash field
-         * @description Answers the field and its value (Redis `HGET`). A missing field, or a missing hash, is `404 field_not_found`. A value above `SVC_MAX_REPLY_BYTES` (written by another client) is `413 reply_too_large`.
+         * @description Answers the field, its value (Redis `HGET`) and the field's own `ttl` (Redis `HTTL`, read with the value, where the server has hash-field expiry). A missing field, or a missing hash, is `404 field_not_found`. A value above `SVC_MAX_REPLY_BYTES` (written by another client) is `413 reply_too_large`.
          */
         get: operations["getHashField"];
         put?: never;
@@ -2829,6 +2829,8 @@ export interface components {
             field: string;
             /** @description Its value. */
             value: string;
+            /** @description The field's own remaining seconds (set by a field write with `ttl`, or `HEXPIRE`); `-1` when the field has no expiry, which is every field on a server without hash-field expiry (Redis 7, Valkey 8: nothing is asked there). The key's expiry is `GET /store/hash/{key}/ttl`. */
+            ttl: components["schemas"]["RemainingTtl"];
         };
         /** @description Result of a hash field write (status 201 when the field was created, 200 when it was replaced). */
         FieldWriteResponse: {
@@ -4131,6 +4133,7 @@ export interface components {
             success: components["schemas"]["Success"];
             field: components["schemas"]["FieldResponse"]["field"];
             value: components["schemas"]["FieldResponse"]["value"];
+            ttl: components["schemas"]["FieldResponse"]["ttl"];
         };
         /** @description Like `DELETE /store/hash/{key}/field/{field}`. Result: `HashBatchDeleteFieldResult`. */
         HashBatchDeleteField: {
@@ -6574,7 +6577,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "field": "email",
-                     *       "value": "ada@example.com"
+                     *       "value": "ada@example.com",
+                     *       "ttl": -1
                      *     }
                      */
                     "application/json": components["schemas"]["FieldResponse"];

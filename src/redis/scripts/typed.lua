@@ -145,19 +145,28 @@ local function bounded_lrange(key, start, stop)
   return items
 end
 
+-- 'FIELD' field: HGET's value, and the field's own TTL (HTTL: -1 none, -2 no such field). Sent only where the
+-- capability probe did not find HTTL refused (ops/hashes.ts): a refusal here is a read built before it answered, and
+-- a server without HTTL has no field that expires (-1).
+local function field_with_ttl(key, field)
+  local ttl = redis.pcall('HTTL', key, 'FIELDS', '1', field)
+  return redis.call('HGET', key, field), ttl.err and -1 or ttl[1]
+end
+
 -- Checks the type of `key`, then runs one read command on it and reports its TTL.
 -- argv[1]  the expected Redis type: string | hash | set | list | zset
--- argv[2]  optional: the read command; argv[3..] its arguments after the key. Two of our own: 'WHOLE' then
---          HGETALL / HKEYS / HVALS / SMEMBERS (a whole hash or set, refused above BUDGET.unpaged elements) and
---          'PAGE' (scan_page). LRANGE is read in slices (bounded_lrange).
--- Returns nil when the key does not exist, else {reply of the command (nil without one), TTL};
+-- argv[2]  optional: the read command; argv[3..] its arguments after the key. Three of our own: 'WHOLE' then
+--          HGETALL / HKEYS / HVALS / SMEMBERS (a whole hash or set, refused above BUDGET.unpaged elements),
+--          'PAGE' (scan_page) and 'FIELD' (field_with_ttl). LRANGE is read in slices (bounded_lrange).
+-- Returns nil when the key does not exist, else {reply of the command (nil without one), TTL, and for 'FIELD' the
+-- field's TTL (beside the reply, which the budget counts: neither TTL is)};
 -- fails with "WRONGTYPE_OF <actual type>" when the key holds another type, "PAGE_REQUIRED <size>" when a whole
 -- read is too large, "REPLY_TOO_LARGE <elements> <bytes>" when the read would go past the call's budget.
 local function typed_read(key, argv)
   local actual = redis.call('TYPE', key)['ok']
   if actual == 'none' then return nil end
   if actual ~= argv[1] then return redis.error_reply('WRONGTYPE_OF ' .. actual) end
-  local reply = false
+  local reply, field_ttl = false, nil
   if #argv > 1 then
     local cmd, from = argv[2], 3
     if cmd == 'WHOLE' then
@@ -174,12 +183,14 @@ local function typed_read(key, argv)
     elseif cmd == 'LRANGE' then
       reply = bounded_lrange(key, argv[3], argv[4])
       if reply.err then return reply end
+    elseif cmd == 'FIELD' then
+      reply, field_ttl = field_with_ttl(key, argv[3])
     else
       reply = redis.call(cmd, key, unpack(argv, from))
     end
     if not spend(reply) then return too_large(spent_elements, spent_bytes) end
   end
-  return {reply, redis.call('TTL', key)}
+  return {reply, redis.call('TTL', key), field_ttl}
 end
 
 -- Runs `cmd key [flags...] argv[from..to]` with `call` (redis.call, or redis.pcall to get an error as a reply);
@@ -212,6 +223,8 @@ local function typed_write(key, argv)
   if argv[2] == 'absent' and existed then return redis.error_reply('KEY_EXISTS the key exists') end
   if argv[2] == 'present' and not existed then return nil end
   local field_ttl = string.sub(argv[4], 1, 1) == 'F' and string.sub(argv[4], 2) or nil
+  -- The capability probe refuses a field TTL before anything is sent (ops/hashes.ts); this check is for a write
+  -- built before the first probe answered.
   if field_ttl then
     local probe = redis.pcall('HTTL', key, 'FIELDS', '1', argv[8])
     if type(probe) == 'table' and probe.err then return redis.error_reply('NO_FIELD_TTL ' .. probe.err) end
