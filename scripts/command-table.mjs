@@ -83,6 +83,21 @@ for (const [name, valkey] of Object.entries(read(valkeyDir))) {
   if (!redis) table[name] = valkey;
   else if (valkey[4]) redis[4] = { ...valkey[4], ...redis[4] };
 }
+// Specs Redis 8 flags INCOMPLETE that older sources do not: a repeated keyword (`STORE a STORE b`: the last wins)
+// or a key named like the keyword. The table stays as cautious as the newest server, whichever sources made it;
+// src/upstash/plan.ts walks these commands' arguments as Redis's own *GetKeys functions do.
+const INCOMPLETE_SINCE_REDIS_8 = {
+  georadius: ['k6:STORE/', 'k6:STOREDIST/'],
+  georadiusbymember: ['k5:STORE/', 'k5:STOREDIST/'],
+  xread: ['k1:STREAMS/'],
+  xreadgroup: ['k4:STREAMS/'],
+};
+for (const [name, begins] of Object.entries(INCOMPLETE_SINCE_REDIS_8)) {
+  const specs = table[name]?.[3] ?? [];
+  specs.forEach((spec, i) => {
+    if (begins.some((b) => spec.startsWith(b)) && !spec.endsWith('!')) specs[i] = `${spec}!`;
+  });
+}
 const sorted = Object.fromEntries(Object.entries(table).sort(([a], [b]) => a.localeCompare(b)));
 const lines = Object.entries(sorted).map(([name, e]) => `${JSON.stringify(name)}:${JSON.stringify(e)}`);
 writeFileSync(OUT, `{\n${lines.join(',\n')}\n}\n`);

@@ -18,7 +18,7 @@ FILES=(
   tests/batch-strings.test.ts tests/batch-hashes-sets.test.ts tests/batch-zsets.test.ts
   tests/upstash-http.test.ts
   tests/keys.test.ts tests/keys-walk.test.ts
-  tests/managed-redis.test.ts tests/redis-functions.test.ts tests/bounded-reads.test.ts tests/upstash-events.test.ts
+  tests/managed-redis.test.ts tests/managed-redis-refusals.test.ts tests/redis-functions.test.ts tests/bounded-reads.test.ts tests/upstash-events.test.ts
   tests/queues.test.ts tests/locks.test.ts tests/semaphores.test.ts tests/ratelimits.test.ts
   tests/feed-events.test.ts
   tests/topologies.test.ts tests/cluster-data.test.ts

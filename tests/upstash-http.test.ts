@@ -204,6 +204,42 @@ describe('keys are found from the command table and put under the prefix', () =>
     expect(await t.raw.lrange(`${t.prefix}sorted`, 0, -1)).toEqual(['1', '2']);
   });
 
+  test('GEORADIUS ... STORE a STORE b stores to b, as Redis does, and b is under the prefix too', async () => {
+    expect(keysOf(['GEORADIUS', 'g', '0', '0', '1', 'm', 'STORE', 'a', 'STORE', 'b'])).toEqual([
+      'GEORADIUS',
+      'P:g',
+      '0',
+      '0',
+      '1',
+      'm',
+      'STORE',
+      'a',
+      'STORE',
+      'P:b',
+    ]);
+    expect(keysOf(['GEORADIUSBYMEMBER', 'g', 'x', '1', 'm', 'STOREDIST', 'a', 'STORE', 'store'])).toEqual([
+      'GEORADIUSBYMEMBER',
+      'P:g',
+      'x',
+      '1',
+      'm',
+      'STOREDIST',
+      'a',
+      'STORE',
+      'P:store',
+    ]);
+    await post('/upstash', ['GEOADD', 'geo', '0', '0', 'm'], tenant);
+    const stored = await post(
+      '/upstash',
+      ['GEORADIUS', 'geo', '0', '0', '1', 'm', 'STORE', 'a', 'STORE', 'b'],
+      tenant,
+    );
+    expect(stored.body).toEqual({ result: 1 });
+    expect(await t.raw.zrange(`${t.prefix}t1:b`, 0, -1)).toEqual(['m']);
+    expect(await t.raw.exists(`${t.prefix}b`, 'b', `${t.prefix}t1:a`)).toBe(0);
+    await t.raw.del(`${t.prefix}t1:geo`, `${t.prefix}t1:b`);
+  });
+
   test('a tenant scan sees no key of another', async () => {
     const tenantScan = await post('/upstash', ['SCAN', '0', 'COUNT', '1000'], tenant);
     expect(tenantScan.body.result[1]).toEqual([]);

@@ -55,7 +55,10 @@ export function plan(
   if (!spec) throw unknownCommand(raw);
   const { permission, writes, blocking } = judge(spec, raw, prefix !== '', tenant, scriptPermission);
   const { positions, exact } =
-    sortStore(spec.name, raw) ?? streamKeys(spec.name, raw) ?? keyPositions(spec, raw);
+    sortStore(spec.name, raw) ??
+    geoStore(spec.name, raw) ??
+    streamKeys(spec.name, raw) ??
+    keyPositions(spec, raw);
   if (!exact && prefix !== '')
     throw new ApiError(
       'forbidden',
@@ -90,6 +93,22 @@ function sortStore(name: string, args: readonly string[]): KeyPositions | undefi
     else i += skip[word] ?? 0;
   }
   return { positions, exact: true };
+}
+
+/**
+ * GEORADIUS's and GEORADIUSBYMEMBER's STORE / STOREDIST destination. Their key specs find the first STORE, but Redis
+ * stores to the last one given (`STORE a STORE b` writes b): Redis 8 marks those specs incomplete. Found as Redis's
+ * own georadiusGetKeys finds it: from argument 5 on, each STORE or STOREDIST followed by an argument names the
+ * destination, and the last one wins.
+ */
+function geoStore(name: string, args: readonly string[]): KeyPositions | undefined {
+  if (name !== 'georadius' && name !== 'georadiusbymember') return undefined;
+  let stored = -1;
+  for (let i = 5; i < args.length - 1; i++) {
+    const word = (args[i] as string).toLowerCase();
+    if (word === 'store' || word === 'storedist') stored = ++i;
+  }
+  return { positions: stored === -1 ? [1] : [1, stored], exact: true };
 }
 
 /** The options before STREAMS in XREAD and XREADGROUP, with the number of arguments each takes. */
