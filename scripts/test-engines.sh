@@ -16,7 +16,7 @@ FILES=(
   tests/strings.test.ts tests/hashes.test.ts tests/sets.test.ts tests/lists.test.ts tests/zsets.test.ts
   tests/counters.test.ts tests/hash-field-ttl.test.ts
   tests/batch-strings.test.ts tests/batch-hashes-sets.test.ts tests/batch-zsets.test.ts
-  tests/upstash-http.test.ts
+  tests/upstash-http.test.ts tests/upstash-key-positions.test.ts
   tests/keys.test.ts tests/keys-walk.test.ts
   tests/managed-redis.test.ts tests/managed-redis-refusals.test.ts tests/redis-functions.test.ts tests/bounded-reads.test.ts tests/upstash-events.test.ts
   tests/queues.test.ts tests/locks.test.ts tests/semaphores.test.ts tests/ratelimits.test.ts
