@@ -9,6 +9,7 @@
 // answers no result per key, ~220-240k. The floor the batch target is read against on a given machine.
 import http from 'node:http';
 import Redis from 'ioredis';
+import { defineSetEach, setEach } from './set-each';
 
 const PREFIX = '/store/string/';
 const BATCH = '/store/string/batch';
@@ -27,20 +28,7 @@ interface SetItem {
   value: string;
 }
 
-/** One EVALSHA: 1 for each key set, 0 for a key of another type (its own failure; the others still apply). */
-const SET_EACH = `local out = {}
-for i = 1, #KEYS do
-  local reply = redis.pcall('SET', KEYS[i], ARGV[i], 'GET')
-  out[i] = type(reply) == 'table' and reply.err and 0 or 1
-end
-return out`;
-redis.defineCommand('setEach', { lua: SET_EACH });
-const setEach = (keys: string[], values: string[]) =>
-  (redis as unknown as { setEach(n: number, ...args: string[]): Promise<number[]> }).setEach(
-    keys.length,
-    ...keys,
-    ...values,
-  );
+defineSetEach(redis);
 
 function batch(req: http.IncomingMessage, res: http.ServerResponse): void {
   const chunks: Buffer[] = [];
@@ -53,6 +41,7 @@ function batch(req: http.IncomingMessage, res: http.ServerResponse): void {
       return answer(res, 400, { error: 'invalid_request' });
     }
     setEach(
+      redis,
       operations.map((o) => o.key),
       operations.map((o) => o.value),
     ).then((done) => {

@@ -23,6 +23,7 @@ import type { Store } from '../src/redis/store';
 import { startRedisServer } from '../tests/support/redis-server';
 import { median } from './load';
 import { VALUE } from './scenarios';
+import { defineSetEach, setEach } from './set-each';
 
 const ROUNDS = 5;
 const bound = strings.bind({ maxValueBytes: 1 << 20 });
@@ -46,15 +47,7 @@ const batchOf = (n: number): Op[] =>
     } as never),
   );
 
-/** The floor's batch (bench/baseline-node.ts): one EVALSHA running `SET key value GET` for each key. */
-const SET_EACH = `local out = {}
-for i = 1, #KEYS do
-  local reply = redis.pcall('SET', KEYS[i], ARGV[i], 'GET')
-  out[i] = type(reply) == 'table' and reply.err and 0 or 1
-end
-return out`;
 const BIG = 'v'.repeat(64 * 1024);
-type SetEach = { setEach(n: number, ...args: string[]): Promise<number[]> };
 
 interface Case {
   readonly name: string;
@@ -64,6 +57,28 @@ interface Case {
   readonly target?: number;
   run(store: Store, plain: Redis): Promise<unknown>;
 }
+
+/** GET of a whole hash, set or zset: the service's row and its script's before (`script`: what that read ran). */
+const wholeRead = (
+  family: string,
+  key: string,
+  size: string,
+  against: string,
+  ...script: (string | number)[]
+): Case[] => [
+  {
+    name: `GET /store/${family}/{key} (${size})`,
+    calls: 10_000,
+    against,
+    run: (s) => runOp(s, route('get', key, {}, family)),
+  },
+  {
+    name: `GET /store/${family}/{key} by script (before)`,
+    calls: 10_000,
+    against,
+    run: (s) => s.redis.typedEtag(key, 'r2', family, ...script),
+  },
+];
 
 /** What each case sends (the service's as it builds it; the plain client's by hand); `calls` requests per round. */
 const CASES: Case[] = [
@@ -127,53 +142,29 @@ const CASES: Case[] = [
     calls: 10_000,
     run: (_, p) => Promise.all([p.hgetall('cost:h-p'), p.pttl('cost:h-p')]),
   },
-  {
-    name: 'GET /store/hash/{key} (10 fields)',
-    calls: 10_000,
-    against: 'plain: HGETALL + PTTL',
-    run: (s) => runOp(s, route('get', 'cost:h', {}, 'hash')),
-  },
-  {
-    name: 'GET /store/hash/{key} by script (before)',
-    calls: 10_000,
-    against: 'plain: HGETALL + PTTL',
-    run: (s) => s.redis.typedEtag('cost:h', 'r2', 'hash', 'WHOLE', 'HGETALL'),
-  },
-  {
-    name: 'GET /store/set/{key} (10 members)',
-    calls: 10_000,
-    against: 'plain: HGETALL + PTTL',
-    run: (s) => runOp(s, route('get', 'cost:m', {}, 'set')),
-  },
-  {
-    name: 'GET /store/set/{key} by script (before)',
-    calls: 10_000,
-    against: 'plain: HGETALL + PTTL',
-    run: (s) => s.redis.typedEtag('cost:m', 'r2', 'set', 'WHOLE', 'SMEMBERS'),
-  },
+  ...wholeRead('hash', 'cost:h', '10 fields', 'plain: HGETALL + PTTL', 'WHOLE', 'HGETALL'),
+  ...wholeRead('set', 'cost:m', '10 members', 'plain: HGETALL + PTTL', 'WHOLE', 'SMEMBERS'),
   {
     name: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
     calls: 10_000,
     run: (_, p) => Promise.all([p.zrange('cost:z', 0, 10, 'WITHSCORES'), p.pttl('cost:z')]),
   },
-  {
-    name: 'GET /store/zset/{key} (10 members)',
-    calls: 10_000,
-    against: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
-    run: (s) => runOp(s, route('get', 'cost:z', {}, 'zset')),
-  },
-  {
-    name: 'GET /store/zset/{key} by script (before)',
-    calls: 10_000,
-    against: 'plain: ZRANGE 0 10 WITHSCORES + PTTL',
-    run: (s) => s.redis.typedEtag('cost:z', 'r2', 'zset', 'ZRANGE', 0, 10, 'WITHSCORES'),
-  },
+  ...wholeRead(
+    'zset',
+    'cost:z',
+    '10 members',
+    'plain: ZRANGE 0 10 WITHSCORES + PTTL',
+    'ZRANGE',
+    0,
+    10,
+    'WITHSCORES',
+  ),
   {
     name: 'floor: 100 SET ... GET in one EVALSHA',
     calls: 1_000,
     run: (_, p) => {
       const keys = Array.from({ length: 100 }, (_, i) => `cost:floor:${i}`);
-      return (p as unknown as SetEach).setEach(100, ...keys, ...keys.map(() => VALUE));
+      return setEach(p, keys, Array<string>(keys.length).fill(VALUE));
     },
   },
   {
@@ -212,7 +203,7 @@ async function main(): Promise<void> {
   await new CapabilityWatch(redis, null, { log: () => undefined }).probe();
   // The plain client: ioredis with its own auto-pipelining (a turn's commands in one write).
   const plain = new Redis(server.url, { enableAutoPipelining: true });
-  plain.defineCommand('setEach', { lua: SET_EACH });
+  defineSetEach(plain);
   const admin = new Redis(server.url);
   await Promise.all([plain.set('cost:big-p', BIG), admin.set('cost:big', BIG)]);
   await Promise.all([

@@ -2,44 +2,35 @@
 // client's change arrive live, see a 412 conflict instead of overwriting, and a read-only key that cannot edit.
 // UPDATE_SCREENSHOTS=1 (npm run console:screenshots) also writes docs/console-*.png.
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createGateway, type Gateway } from '../clients/typescript/src/index';
 import { apiKey } from './support/auth';
-import { launch, noBrowser } from './support/browser';
-import { type Served, served } from './support/served';
+import { browserSuite, signIn } from './support/browser';
+import { served } from './support/served';
 
 const admin = apiKey('console-admin', ['read', 'write', 'admin']);
 const reader = apiKey('console-reader', ['read']);
 const tenant = apiKey('console-tenant', ['read', 'write'], 'tenant-b:');
-const missing = noBrowser();
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 const DOCS = path.join(__dirname, '..', 'docs');
 
-if (missing) console.warn(missing);
-const describeIn = missing ? describe.skip : describe;
-
-let s: Served;
-let browser: Browser;
 let gw: Gateway;
+const b = browserSuite(async () => {
+  const s = await served(
+    'console-browser',
+    { SVC_API_KEYS: JSON.stringify({ keys: [admin, reader, tenant] }) },
+    8,
+  );
+  gw = createGateway({ baseUrl: s.base, token: admin.key });
+  return s;
+});
 const contexts: BrowserContext[] = [];
 /** What went wrong in the pages: script errors, and anything the CSP refused. */
 const problems: string[] = [];
 
-beforeAll(async () => {
-  if (missing) return;
-  s = await served('console-browser', { SVC_API_KEYS: JSON.stringify({ keys: [admin, reader, tenant] }) }, 8);
-  gw = createGateway({ baseUrl: s.base, token: admin.key });
-  browser = await launch();
-});
-afterAll(async () => {
-  if (missing) return;
-  await browser?.close();
-  await s?.close();
-});
-
 /** A fresh tab (its own sessionStorage) signed in with `key`. */
 async function signedIn(key: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+  const context = await b.browser.newContext({ viewport: { width: 1200, height: 760 } });
   contexts.push(context);
   const page = await context.newPage();
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
@@ -48,11 +39,8 @@ async function signedIn(key: string): Promise<Page> {
     if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
       problems.push(`console: ${m.text()}`);
   });
-  await page.goto(`${s.base}/console`);
-  await page.fill('#api-key', key);
-  if (SHOTS && key === admin.key) await page.screenshot({ path: path.join(DOCS, 'console-sign-in.png') });
-  await page.click('#sign-in');
-  await page.waitForSelector('#who');
+  const shot = SHOTS && key === admin.key ? path.join(DOCS, 'console-sign-in.png') : undefined;
+  await signIn(page, b.s.base, key, shot);
   return page;
 }
 
@@ -80,7 +68,7 @@ const settled = (page: Page) => page.waitForSelector('#detail[aria-busy="false"]
 
 const fieldInput = (page: Page, field: string) => page.locator(`input.field-value[data-field="${field}"]`);
 
-describeIn('the console in Chromium', () => {
+b.describe('the console in Chromium', () => {
   test('when an admin signs in, then the key stays in the tab and its identity shows', async () => {
     const page = await signedIn(admin.key);
     expect(await page.textContent('#who')).toContain('console-admin');
@@ -246,7 +234,7 @@ describeIn('the console in Chromium', () => {
     const open = await served('console-open');
     try {
       await open.t.raw.set(`${open.t.prefix}note:1`, 'first draft');
-      const context = await browser.newContext();
+      const context = await b.browser.newContext();
       contexts.push(context);
       const page = await context.newPage();
       page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));

@@ -8,12 +8,15 @@ import Redis from 'ioredis';
 import request from 'supertest';
 import { type TestApp, testApp } from './support/app';
 import { type RedisServer, startRedisServer } from './support/redis-server';
+import { until } from './support/until';
 
 const WORKER = path.join(__dirname, 'fixtures', 'queue-worker.mjs');
 /** Messages of the crash run: small enough for a loaded 2-core machine; QUEUE_STRESS_MESSAGES=10000 for the full run. */
 const MESSAGES = Number(process.env.QUEUE_STRESS_MESSAGES ?? 300);
 /** How long the crash run may take: 100 ms per message on a loaded machine, at least 4 minutes. */
 const RUN_MS = Math.max(240_000, MESSAGES * 100);
+/** How long a worker process or a long poll may take to get there on a loaded machine. */
+const SLOW_MS = 60_000;
 
 let redis: RedisServer;
 let t: TestApp;
@@ -42,19 +45,6 @@ const post = (q: string, what: string, body: object = {}) =>
   api().post(`/store/queues/${q}/${what}`).set(json).send(body);
 const stats = async (q: string) => (await api().get(`/store/queues/${q}`)).body.stats;
 
-async function until<T>(
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 60_000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** A worker process; `lines` collects what it prints. */
 function worker(queue: string, crashRate: number, mode = '') {
   const child = spawn(process.execPath, [WORKER, url, queue, String(crashRate), mode], {
@@ -78,7 +68,7 @@ test('when a worker is killed (SIGKILL) while it holds a message, then the messa
   await put('q-kill', { visibility_timeout: 1 });
   await post('q-kill', 'messages', { body: 'precious' });
   const w = worker('q-kill', 0, 'hang');
-  await until(() => w.lines.includes('GOT precious'));
+  await until(() => w.lines.includes('GOT precious'), SLOW_MS);
   w.child.kill('SIGKILL');
   await w.exited;
   const res = await post('q-kill', 'receive', { wait: 10 });
@@ -150,11 +140,11 @@ test('when a receive long-polls an idle queue, then Redis runs no command while 
   try {
     const pool = t.context.store.waiters as { waiting: number };
     // The blocking reads of earlier tests' workers end with their waits.
-    await until(() => pool.waiting === 0);
+    await until(() => pool.waiting === 0, SLOW_MS);
     const waiting = post('q-idle', 'receive', { wait: 20 }).then((r) => r);
-    await until(() => pool.waiting === 1);
+    await until(() => pool.waiting === 1, SLOW_MS);
     // The blocking XREAD is issued: from here until a send, nothing else may reach Redis.
-    await until(async () => /cmd=xread/.test(String(await probe.call('CLIENT', 'LIST'))));
+    await until(async () => /cmd=xread/.test(String(await probe.call('CLIENT', 'LIST'))), SLOW_MS);
     await probe.call('CONFIG', 'RESETSTAT');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const during = String(await probe.info('commandstats'));

@@ -3,6 +3,7 @@
 import request from 'supertest';
 import { createKeyspace } from '../src/redis/keys';
 import { type TestApp, testApp } from './support/app';
+import { until } from './support/until';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -21,17 +22,6 @@ const receive = async (q: string, body: object = {}) => {
   expect(res.status).toBe(200);
   return res.body.messages as { id: string; receipt: string; body: string; delivery_count: number }[];
 };
-
-/** Polls until `check` holds (the machine is shared: never a timed assertion). */
-async function until<T>(check: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 test('when a queue is created, changed, listed and deleted, then each answer says so', async () => {
   const created = await put('q-life', { visibility_timeout: 10, backoff: { type: 'fixed', delay: 2 } });

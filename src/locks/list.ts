@@ -1,6 +1,7 @@
 // The locks held now under a prefix (the console's view): a bounded SCAN of the lock keys over every master.
 import { masterNodes, type RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
+import { escapeGlob, scanNode } from '../redis/scan';
 
 /** SCAN calls per master at most: a listing costs bounded work however many keys the database holds. */
 const MAX_SCANS = 20;
@@ -11,12 +12,11 @@ export interface HeldLock {
   ttl_ms: number;
 }
 
-const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
-
 /**
  * Up to `limit` locks whose name starts with `prefix`, in no particular order; `complete` is false when the walk
  * stopped early (the limit, or MAX_SCANS calls on a master). Fencing counters are not matched: their keys do not
- * end with the closing brace.
+ * end with the closing brace. Not scanPage (the keys' walk): lock keys are internal ones, which it never lists, and
+ * this listing is one answer, with no cursor to resume.
  */
 export async function heldLocks(
   redis: RedisClient,
@@ -29,16 +29,9 @@ export async function heldLocks(
   const pattern = `${escapeGlob(open)}${escapeGlob(prefix)}*}`;
   const found: string[] = [];
   let complete = true;
+  const take = (keys: string[]) => found.push(...keys) < limit;
   for (const node of masterNodes(redis)) {
-    let cursor = '0';
-    let scans = 0;
-    do {
-      [cursor] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 200).then(([next, keys]) => {
-        found.push(...keys);
-        return [next];
-      });
-    } while (cursor !== '0' && ++scans < MAX_SCANS && found.length < limit);
-    if (cursor !== '0') complete = false;
+    if (!(await scanNode(node, pattern, 200, MAX_SCANS, take))) complete = false;
     if (found.length >= limit) break;
   }
   const keys = found.slice(0, limit);

@@ -1,6 +1,7 @@
 // Queue management: create / configure, settings and counts, delete, list, peek, redrive, purge.
 import type { Idempotency } from '../engine/idempotent';
 import { masterNodes } from '../redis/client';
+import { scanNode } from '../redis/scan';
 import type { Store } from '../redis/store';
 import { callQueue, list, parsed } from './calls';
 import { shown } from './messages';
@@ -62,16 +63,12 @@ export async function names(
   const pattern = store.keyspace.queuePattern(start);
   const found = new Set<string>();
   let complete = true;
-  for (const node of masterNodes(store.redis)) {
-    let cursor = '0';
-    let scans = 0;
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      for (const key of keys) found.add(store.keyspace.queueName(key));
-      cursor = next;
-    } while (cursor !== '0' && found.size < limit && ++scans < MAX_LIST_SCANS);
-    if (cursor !== '0') complete = false;
-  }
+  const take = (keys: string[]) => {
+    for (const key of keys) found.add(store.keyspace.queueName(key));
+    return found.size < limit;
+  };
+  for (const node of masterNodes(store.redis))
+    if (!(await scanNode(node, pattern, 1000, MAX_LIST_SCANS, take))) complete = false;
   return { names: [...found].sort().slice(0, limit), complete };
 }
 

@@ -40,7 +40,31 @@ function masters(redis: RedisClient): Redis[] {
 }
 
 /** Glob characters of SCAN's MATCH, escaped so that a prefix matches itself only. */
-const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+export const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+
+/**
+ * The SCAN walk of one node for a listing answered in one go (no cursor: the locks held, the queues' names): at most
+ * `maxScans` calls of MATCH `pattern` COUNT `count`, each reply's keys given to `take`, which answers false once it
+ * has enough. True when the walk reached its end. (scanPage's walk differs: its budget is per page over all the
+ * masters, and it resumes from a cursor.)
+ */
+export async function scanNode(
+  node: Redis,
+  pattern: string,
+  count: number,
+  maxScans: number,
+  take: (keys: string[]) => boolean,
+): Promise<boolean> {
+  let cursor = '0';
+  let scans = 0;
+  let more = true;
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+    more = take(keys);
+    cursor = next;
+  } while (cursor !== '0' && ++scans < maxScans && more);
+  return cursor === '0';
+}
 
 export interface PageRequest {
   /** The user-visible prefix (a tenant's prefix already applied). */
