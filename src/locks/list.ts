@@ -30,9 +30,14 @@ export async function heldLocks(
   const found: string[] = [];
   let complete = true;
   const take = (keys: string[]) => found.push(...keys) < limit;
-  for (const node of masterNodes(redis)) {
+  const nodes = masterNodes(redis);
+  for (const [i, node] of nodes.entries()) {
     if (!(await scanNode(node, pattern, 200, MAX_SCANS, take))) complete = false;
-    if (found.length >= limit) break;
+    // The limit reached with masters left unscanned: they may hold more.
+    if (found.length >= limit) {
+      if (i < nodes.length - 1) complete = false;
+      break;
+    }
   }
   const keys = found.slice(0, limit);
   if (found.length > limit) complete = false;

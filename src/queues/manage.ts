@@ -69,7 +69,8 @@ export async function names(
   };
   for (const node of masterNodes(store.redis))
     if (!(await scanNode(node, pattern, 1000, MAX_LIST_SCANS, take))) complete = false;
-  return { names: [...found].sort().slice(0, limit), complete };
+  // The last SCAN reply may carry past the limit: cut, the list is not the whole.
+  return { names: [...found].sort().slice(0, limit), complete: complete && found.size <= limit };
 }
 
 export type PeekState = 'ready' | 'delayed' | 'in_flight' | 'dead';
