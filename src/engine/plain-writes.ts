@@ -64,11 +64,12 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   const set = stringSet(command);
   if (!set || feedOn(store.redis)) return undefined;
   if (scriptMode(store.redis) !== 'functions' && !takesSetNxGet(store.redis)) return undefined;
-  const key = store.keyspace.user(command.keys[0] as string);
-  // A byte string (ops/encoding.ts) goes as its bytes; text as ioredis sends it (UTF-8).
+  // A byte string (ops/encoding.ts) goes as its bytes (one per character); text as ioredis sends it (UTF-8). Sized
+  // before anything is copied: a larger value takes the script, which copies it itself.
   const encoding = command.bytes ? 'latin1' : 'utf8';
+  if (Buffer.byteLength(set.value, encoding) > PLAIN_SET_MAX_BYTES) return undefined;
+  const key = store.keyspace.user(command.keys[0] as string);
   const value = command.bytes ? Buffer.from(set.value, encoding) : set.value;
-  if (Buffer.byteLength(value) > PLAIN_SET_MAX_BYTES) return undefined;
   const args: (string | Buffer)[] = [key, value];
   if (set.ttl !== '') args.push('EX', set.ttl);
   if (set.absent) args.push('NX');
