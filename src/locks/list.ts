@@ -1,7 +1,7 @@
 // The locks held now under a prefix (the console's view): a bounded SCAN of the lock keys over every master.
-import { masterNodes, type RedisClient } from '../redis/client';
+import type { RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
-import { escapeGlob, scanNode } from '../redis/scan';
+import { escapeGlob, masters, scanNode } from '../redis/scan';
 
 /** SCAN calls per master at most: a listing costs bounded work however many keys the database holds. */
 const MAX_SCANS = 20;
@@ -30,7 +30,7 @@ export async function heldLocks(
   const found: string[] = [];
   let complete = true;
   const take = (keys: string[]) => found.push(...keys) < limit;
-  const nodes = masterNodes(redis);
+  const nodes = masters(redis);
   for (const [i, node] of nodes.entries()) {
     if (!(await scanNode(node, pattern, 200, MAX_SCANS, take))) complete = false;
     // The limit reached with masters left unscanned: they may hold more.

@@ -1,7 +1,6 @@
 // Queue management: create / configure, settings and counts, delete, list, peek, redrive, purge.
 import type { Idempotency } from '../engine/idempotent';
-import { masterNodes } from '../redis/client';
-import { scanNode } from '../redis/scan';
+import { masters, scanNode } from '../redis/scan';
 import type { Store } from '../redis/store';
 import { callQueue, list, parsed } from './calls';
 import { shown } from './messages';
@@ -67,7 +66,7 @@ export async function names(
     for (const key of keys) found.add(store.keyspace.queueName(key));
     return found.size < limit;
   };
-  for (const node of masterNodes(store.redis))
+  for (const node of masters(store.redis))
     if (!(await scanNode(node, pattern, 1000, MAX_LIST_SCANS, take))) complete = false;
   // The last SCAN reply may carry past the limit: cut, the list is not the whole.
   return { names: [...found].sort().slice(0, limit), complete: complete && found.size <= limit };

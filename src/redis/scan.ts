@@ -28,8 +28,8 @@ function refusedType(err: Error): never {
   throw err;
 }
 
-/** The masters to walk, in masterNodes' stable order. */
-function masters(redis: RedisClient): Redis[] {
+/** The masters to walk, in masterNodes' stable order (503 before any is connected); every listing walks these. */
+export function masters(redis: RedisClient): Redis[] {
   const nodes = masterNodes(redis);
   // No master known yet (still connecting): an empty list would end the walk as if it were complete.
   if (nodes.length === 0)
