@@ -66,6 +66,8 @@ export class Generator {
       let arb = this.value(p.schema, p.name).map(String);
       // What an HTTP client can send at all (a pattern's \s also allows a line feed).
       if (p.in === 'header') arb = arb.map((v) => v.trim()).filter(sendable);
+      // A dot segment is normalised away by the URL before it is sent (`/overrides/.` is `/overrides/`).
+      if (p.in === 'path') arb = arb.filter((v) => v !== '.' && v !== '..');
       // A precondition mostly names the key's ETag as it is (check() puts it in place of CURRENT_ETAG).
       if (p.name === 'If-Match') arb = fc.oneof(fc.constant(CURRENT_ETAG), arb);
       return p.required || p.in === 'path' ? arb : fc.option(arb, { nil: undefined, freq: 2 });
@@ -114,7 +116,8 @@ export class Generator {
         if (op.template.endsWith('}'))
           mutations.push(() => ({
             ...req,
-            path: req.path.replace(/[^/]+$/, encodeURIComponent(s) || '%20'),
+            // A dot segment (even as %2E) is normalised away by the URL: a space instead, as for an empty one.
+            path: req.path.replace(/[^/]+$/, (s === '.' || s === '..' ? '' : encodeURIComponent(s)) || '%20'),
           }));
         const body = req.body;
         // fetch sends no body with GET (nor would most clients).
