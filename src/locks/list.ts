@@ -1,7 +1,7 @@
 // The locks held now under a prefix (the console's view): a bounded SCAN of the lock keys over every master.
 import type { RedisClient } from '../redis/client';
 import type { Keyspace } from '../redis/keys';
-import { escapeGlob, masters, scanNode } from '../redis/scan';
+import { escapeGlob, scanMasters } from '../redis/scan';
 
 /** SCAN calls per master at most: a listing costs bounded work however many keys the database holds. */
 const MAX_SCANS = 20;
@@ -28,19 +28,9 @@ export async function heldLocks(
   const open = key.slice(0, -1);
   const pattern = `${escapeGlob(open)}${escapeGlob(prefix)}*}`;
   const found: string[] = [];
-  let complete = true;
   const take = (keys: string[]) => found.push(...keys) < limit;
-  const nodes = masters(redis);
-  for (const [i, node] of nodes.entries()) {
-    if (!(await scanNode(node, pattern, 200, MAX_SCANS, take))) complete = false;
-    // The limit reached with masters left unscanned: they may hold more.
-    if (found.length >= limit) {
-      if (i < nodes.length - 1) complete = false;
-      break;
-    }
-  }
+  const complete = (await scanMasters(redis, pattern, 200, MAX_SCANS, take)) && found.length <= limit;
   const keys = found.slice(0, limit);
-  if (found.length > limit) complete = false;
   const replies = await Promise.all(keys.map((k) => redis.lockStatus(k).catch(() => null)));
   const locks = keys.flatMap((k, i) => {
     const reply = replies[i];

@@ -1,6 +1,6 @@
 // Queue management: create / configure, settings and counts, delete, list, peek, redrive, purge.
 import type { Idempotency } from '../engine/idempotent';
-import { masters, scanNode } from '../redis/scan';
+import { scanMasters } from '../redis/scan';
 import type { Store } from '../redis/store';
 import { callQueue, list, parsed } from './calls';
 import { shown } from './messages';
@@ -61,13 +61,11 @@ export async function names(
 ): Promise<{ names: string[]; complete: boolean }> {
   const pattern = store.keyspace.queuePattern(start);
   const found = new Set<string>();
-  let complete = true;
   const take = (keys: string[]) => {
     for (const key of keys) found.add(store.keyspace.queueName(key));
     return found.size < limit;
   };
-  for (const node of masters(store.redis))
-    if (!(await scanNode(node, pattern, 1000, MAX_LIST_SCANS, take))) complete = false;
+  const complete = await scanMasters(store.redis, pattern, 1000, MAX_LIST_SCANS, take);
   // The last SCAN reply may carry past the limit: cut, the list is not the whole.
   return { names: [...found].sort().slice(0, limit), complete: complete && found.size <= limit };
 }

@@ -29,7 +29,7 @@ function refusedType(err: Error): never {
 }
 
 /** The masters to walk, in masterNodes' stable order (503 before any is connected); every listing walks these. */
-export function masters(redis: RedisClient): Redis[] {
+function masters(redis: RedisClient): Redis[] {
   const nodes = masterNodes(redis);
   // No master known yet (still connecting): an empty list would end the walk as if it were complete.
   if (nodes.length === 0)
@@ -43,27 +43,35 @@ export function masters(redis: RedisClient): Redis[] {
 export const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
 
 /**
- * The SCAN walk of one node for a listing answered in one go (no cursor: the locks held, the queues' names): at most
- * `maxScans` calls of MATCH `pattern` COUNT `count`, each reply's keys given to `take`, which answers false once it
- * has enough. True when the walk reached its end. (scanPage's walk differs: its budget is per page over all the
- * masters, and it resumes from a cursor.)
+ * The SCAN walk of every master for a listing answered in one go (no cursor: the locks held, the queues' names), one
+ * master after another: at most `maxScans` calls of MATCH `pattern` COUNT `count` each, every reply's keys given to
+ * `take`, which answers false once it has enough. True when every master's walk reached its end; false when one
+ * stopped early, or when `take` had enough with masters left unscanned (the caller still cuts a last reply that
+ * went past its limit). (scanPage's walk differs: its budget is per page over all the masters, and it resumes from
+ * a cursor.)
  */
-export async function scanNode(
-  node: Redis,
+export async function scanMasters(
+  redis: RedisClient,
   pattern: string,
   count: number,
   maxScans: number,
   take: (keys: string[]) => boolean,
 ): Promise<boolean> {
-  let cursor = '0';
-  let scans = 0;
+  const nodes = masters(redis);
+  let complete = true;
   let more = true;
-  do {
-    const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
-    more = take(keys);
-    cursor = next;
-  } while (cursor !== '0' && ++scans < maxScans && more);
-  return cursor === '0';
+  for (const [i, node] of nodes.entries()) {
+    let cursor = '0';
+    let scans = 0;
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      more = take(keys);
+      cursor = next;
+    } while (cursor !== '0' && ++scans < maxScans && more);
+    if (cursor !== '0') complete = false;
+    if (!more) return complete && i === nodes.length - 1;
+  }
+  return complete;
 }
 
 export interface PageRequest {
