@@ -61,6 +61,36 @@ describe('a valid string batch', () => {
     expect(await t.raw.get(raw('b-after'))).toBe('2');
   });
 
+  test('when it is only plain sets, then it answers as the general path does for the same items', async () => {
+    // Plain sets (type, key and value only) run without an operation per item (routes/batch.ts answerSets); one
+    // item of another type sends the same sets down the general path.
+    await t.raw.hset(raw('b-plain-hash'), 'f', 'v');
+    const sets = (tag: string) => [
+      { type: 'set', key: `b-plain-${tag}`, value: 'é ✓' },
+      { type: 'set', key: 'b-plain-hash', value: 'x' },
+      { type: 'set', key: `b-plain-${tag}`, value: '' },
+    ];
+    const plain = await batch(sets('a'));
+    const general = await batch([...sets('b'), { type: 'exists', key: 'b-plain-b' }]);
+    expect(plain.status).toBe(200);
+    expect(general.status).toBe(200);
+    const named = (results: { key?: string }[]) =>
+      results.map((r) => (r.key ? { ...r, key: r.key.replace(/-[ab]$/, '') } : r));
+    expect(named(plain.body.results)).toEqual(named(general.body.results.slice(0, 3)));
+    expect(plain.body.results[1]).toEqual({
+      type: 'set',
+      success: false,
+      error: {
+        error: 'wrong_type',
+        message: "Key 'b-plain-hash' holds a hash, not a string",
+        status: 409,
+      },
+    });
+    expect(plain.body.atomic).toBe(true);
+    expect(await t.raw.get(raw('b-plain-a'))).toBe('');
+    expect(await t.raw.hgetall(raw('b-plain-hash'))).toEqual({ f: 'v' });
+  });
+
   test('when values hold any text, then a batch stores the same bytes as the single endpoint', async () => {
     const values = [
       'é ✓ 😀',

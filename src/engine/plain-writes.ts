@@ -99,7 +99,7 @@ export function setValues(commands: readonly Command[]): (string | Buffer)[] | u
   return values;
 }
 
-/** Runs plain string sets (setValues) atomically: each one's reply as its typed_write's, or its error. */
+/** Runs plain string sets atomically: each one's reply (1 the key existed, 0 it did not) or its error. */
 export async function runStringSets(
   store: Store,
   slot: number,
@@ -114,5 +114,5 @@ export async function runStringSets(
   };
   const [err, replies] = await sendScript(store, slot, 'stringSets', args, true);
   if (err) throw err;
-  return (replies as unknown[]).map((r) => (r instanceof Error ? r : [r, 'OK', 0]));
+  return replies as unknown[];
 }

@@ -194,11 +194,6 @@ const LONE_SURROGATE = /\\ud[89a-f]/;
 const texts = (reply: unknown): unknown =>
   Buffer.isBuffer(reply) ? reply.toString('utf8') : Array.isArray(reply) ? reply.map(texts) : reply;
 
-/** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
-function slotOf(store: Store, c: Command): number {
-  return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
-}
-
 /** A command's arguments as strings, or the same array when they are strings already. */
 function strings(args: readonly (string | number)[]): readonly (string | number)[] {
   for (const arg of args) if (typeof arg !== 'string') return args.map(String);
@@ -255,7 +250,11 @@ async function exec(
     keys.push(store.keyspace.user(c.keys[0] as string));
   }
   const values = idem ? undefined : setValues(commands);
-  if (values) return runStringSets(store, slot, keys, values);
+  // Each reply as its typed_write's.
+  if (values)
+    return (await runStringSets(store, slot, keys, values)).map((r) =>
+      r instanceof Error ? r : [r, 'OK', 0],
+    );
   const bytes: Buffer[] = [];
   const json = scriptOps(commands, bytes);
   const tail = () => {
@@ -279,16 +278,78 @@ async function exec(
   return (replies as unknown[]).map((r, i) => (commands[i]?.buffers || r instanceof Error ? r : texts(r)));
 }
 
-/** The commands' indexes by Cluster hash slot, in order. */
-function slotGroups(store: Store, commands: readonly Command[]): Map<number, number[]> {
+/** The hash slot a command's key lives in on a Cluster; 0 elsewhere (one primary holds every key). */
+function slotOf(store: Store, c: Command): number {
+  return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
+}
+
+/**
+ * Indexes 0 to `count` - 1 by the Cluster hash slot of the Redis key `redisKey(i)`, in order; undefined off a Cluster
+ * (one primary holds every key).
+ */
+function slotGroups(
+  store: Store,
+  count: number,
+  redisKey: (i: number) => string,
+): Map<number, number[]> | undefined {
+  if (!(store.redis instanceof Cluster)) return undefined;
   const groups = new Map<number, number[]>();
-  commands.forEach((c, i) => {
-    const slot = slotOf(store, c);
+  for (let i = 0; i < count; i++) {
+    const slot = calculateSlot(redisKey(i));
     const group = groups.get(slot);
     if (group) group.push(i);
     else groups.set(slot, [i]);
-  });
+  }
   return groups;
+}
+
+/**
+ * `run` once per hash slot of `groups` with that slot's indexes (once, on slot 0 with every index, off a Cluster);
+ * the replies in the order of the indexes.
+ */
+async function perSlot(
+  groups: Map<number, number[]> | undefined,
+  count: number,
+  run: (slot: number, indexes?: readonly number[]) => Promise<unknown[]>,
+): Promise<unknown[]> {
+  if (!groups) return run(0);
+  const replies = new Array(count);
+  await Promise.all(
+    [...groups].map(async ([slot, indexes]) => {
+      const groupReplies = await run(slot, indexes);
+      indexes.forEach((at, j) => {
+        replies[at] = groupReplies[j];
+      });
+    }),
+  );
+  return replies;
+}
+
+/**
+ * A string batch of plain sets (routes/string-sets.ts): the keys and values straight to string-sets-n, one call per
+ * hash slot, with no operation built per item. Each reply is 1 (the key existed), 0 (it did not) or the set's error.
+ */
+export async function runSets(
+  store: Store,
+  keys: readonly string[],
+  values: readonly string[],
+): Promise<{ replies: unknown[]; atomic: boolean }> {
+  const redisKeys = keys.map(store.keyspace.user);
+  const groups = slotGroups(store, keys.length, (i) => redisKeys[i] as string);
+  const observer = observers.get(store.redis);
+  const start = observer ? process.hrtime.bigint() : 0n;
+  const replies = await perSlot(groups, keys.length, (slot, indexes) =>
+    indexes
+      ? runStringSets(
+          store,
+          slot,
+          indexes.map((i) => redisKeys[i] as string),
+          indexes.map((i) => values[i] as string),
+        )
+      : runStringSets(store, slot, redisKeys, values),
+  );
+  observer?.(seconds(start), keys.length);
+  return { replies, atomic: !groups || groups.size <= 1 };
 }
 
 /**
@@ -303,8 +364,7 @@ export async function runBatch(
 ): Promise<BatchOutcome> {
   const commands: Command[] = [];
   for (const op of ops) for (const c of op.commands) commands.push(c);
-  // One primary holds every key (standalone, Sentinel): one call; on a Cluster one per hash slot.
-  const groups = store.redis instanceof Cluster ? slotGroups(store, commands) : undefined;
+  const groups = slotGroups(store, commands.length, (i) => store.keyspace.user(commands[i]?.keys[0] ?? ''));
   if (all && groups && groups.size > 1) {
     throw new ApiError(
       'invalid_request',
@@ -313,26 +373,12 @@ export async function runBatch(
   }
   const observer = observers.get(store.redis);
   const start = observer ? process.hrtime.bigint() : 0n;
-  const run = (slot: number, group: readonly Command[]) =>
-    exec(store, slot, group, all, idem).catch((err: Error) => {
+  const replies = await perSlot(groups, commands.length, (slot, indexes) => {
+    const group = indexes ? indexes.map((i) => commands[i] as Command) : commands;
+    return exec(store, slot, group, all, idem).catch((err: Error) => {
       throw all ? refusedWhole(err, ops, group) : err;
     });
-  let replies: unknown[];
-  if (!groups) replies = await run(0, commands);
-  else {
-    replies = new Array(commands.length);
-    await Promise.all(
-      [...groups].map(async ([slot, indexes]) => {
-        const groupReplies = await run(
-          slot,
-          indexes.map((i) => commands[i] as Command),
-        );
-        indexes.forEach((commandIndex, j) => {
-          replies[commandIndex] = groupReplies[j];
-        });
-      }),
-    );
-  }
+  });
   // Each operation counts as the command it would be alone.
   observer?.(seconds(start), commands.length);
   const outcomes: (Outcome | ApiError)[] = [];

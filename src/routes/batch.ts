@@ -2,7 +2,8 @@
 import type { Request, Response } from 'express';
 import type { Context } from '../context';
 import type { Idempotency } from '../engine/idempotent';
-import { type BatchOutcome, runBatch } from '../engine/run';
+import { replyError } from '../engine/replies';
+import { type BatchOutcome, runBatch, runSets } from '../engine/run';
 import { ApiError, toApiError } from '../errors';
 import type { BatchItem } from '../families/family';
 import type { Permission } from '../http/contract';
@@ -44,6 +45,16 @@ function needs(body: unknown, writes: ReadonlyMap<string, boolean>): Set<Permiss
   return needed;
 }
 
+/** An item that failed, as its result says why. A failed if_match names the key's current ETag, as a header would. */
+function failure(type: string | undefined, { type: error, message, status, headers }: ApiError) {
+  const etag = headers?.etag;
+  return {
+    type,
+    success: false,
+    error: etag === undefined ? { error, message, status } : { error, message, status, etag },
+  };
+}
+
 /** Runs the batch and answers its results in request order: an item that failed says why. */
 async function answer(
   ctx: Context,
@@ -62,29 +73,72 @@ async function answer(
   const { outcomes, atomic } = batch;
   const results = outcomes.map((outcome, i) => {
     const type = types[i];
-    if (outcome instanceof ApiError) {
-      const { type: error, message, status, headers } = outcome;
-      // A failed if_match names the key's current ETag, as the header of a single request would.
-      const etag = headers?.etag;
-      return {
-        type,
-        success: false,
-        error: etag === undefined ? { error, message, status } : { error, message, status, etag },
-      };
-    }
+    if (outcome instanceof ApiError) return failure(type, outcome);
     const result = { type, success: true, ...outcome.body };
     return outcome.etag === undefined ? result : { ...result, etag: outcome.etag };
   });
   sendJson(res, 200, { results, atomic });
 }
 
-/** Registers POST {path}: results in request order, a run-time failure fails its item only. */
+interface PlainSets {
+  keys: string[];
+  values: string[];
+}
+
+/**
+ * The keys and values of a string batch of plain sets (items of only `type: "set"`, `key` and `value`; no batch
+ * `encoding`, `atomic: "all"` or Idempotency-Key), the common bulk write, or undefined. These run without an
+ * operation built per item (answerSets); anything else, and a value long enough that its size must be counted,
+ * takes the general path, which answers the same for such items.
+ */
+function plainSets(
+  req: Request,
+  body: Record<string, unknown>,
+  maxValueBytes: number,
+): PlainSets | undefined {
+  if (body.encoding !== undefined || body.atomic === 'all' || req.headers['idempotency-key'] !== undefined)
+    return undefined;
+  const items = body.operations as BatchItem[];
+  const keys = new Array<string>(items.length);
+  const values = new Array<string>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as BatchItem;
+    let fields = 0;
+    for (const _ in item) fields++;
+    const { type, key, value } = item as { type: string; key: string; value: string };
+    // checkValueSize's own shortcut (ops/op.ts): UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    if (fields !== 3 || type !== 'set' || value.length * 3 > maxValueBytes) return undefined;
+    keys[i] = key;
+    values[i] = value;
+  }
+  return { keys, values };
+}
+
+/** Runs plain sets (plainSets) and answers their results, as the general path's `answer` would. */
+async function answerSets(ctx: Context, res: Response, { keys, values }: PlainSets): Promise<void> {
+  const { replies, atomic } = await runSets(ctx.store, keys, values);
+  const results = replies.map((reply, i) => {
+    const key = keys[i] as string;
+    if (!(reply instanceof Error)) return { type: 'set', success: true, key };
+    // As the general path settles a refused set (engine/run.ts settle): a client error fails its item only.
+    const error = replyError(reply, { name: 'typedWrite', keys: [key], args: ['string'] });
+    if (error.status >= 500) throw error;
+    return failure('set', error);
+  });
+  sendJson(res, 200, { results, atomic });
+}
+
+/**
+ * Registers POST {path}: results in request order, a run-time failure fails its item only. `sets`: the path is the
+ * string family's, whose batches of plain sets take answerSets.
+ */
 export function batchRoute(
   routes: Routes,
   ctx: Context,
   path: string,
   factories: BatchItems,
   writes: ReadonlyMap<string, boolean>,
+  sets = false,
 ): void {
   // Before validation (which costs time in proportion to the body): a caller without the permission the items'
   // types need gets 403 at once; one with no data permission at all, whatever the body.
@@ -103,6 +157,12 @@ export function batchRoute(
     'post',
     path,
     (input, req, res) => {
+      const plain = sets ? plainSets(req, input.body, ctx.config.limits.maxValueBytes) : undefined;
+      if (plain) {
+        ctx.access.authorize(res, 'write', plain.keys);
+        req.body = undefined;
+        return answerSets(ctx, res, plain);
+      }
       const items = input.body.operations as BatchItem[];
       // The batch's `encoding` is that of every item that names none.
       const { encoding } = input.body;

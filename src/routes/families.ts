@@ -11,7 +11,7 @@ export function familyRoutes(routes: Routes, ctx: Context, limits: Limits): void
   for (const family of FAMILIES) {
     // The operations ask the latest probe what the server lacks (a hash field's TTL), as they are built.
     const bound = family.bind({ ...limits, capabilities: () => ctx.capabilities.current });
-    batchRoute(routes, ctx, family.batchPath, bound.batch, bound.writes);
+    batchRoute(routes, ctx, family.batchPath, bound.batch, bound.writes, family.name === 'string');
     for (const route of bound.routes) opRoute(routes, ctx, route.method, route.path, route.build);
   }
 }
