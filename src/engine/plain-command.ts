@@ -17,16 +17,63 @@ export function plain(store: Store, name: string, ...args: unknown[]): Promise<R
   return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
 }
 
+/** One plain command on the data connection, without a deadline of its own: for `together`. */
+export function sent(store: Store, name: string, ...args: unknown[]): Promise<unknown> {
+  const fn = (store.redis as unknown as Record<string, Invoke>)[name] as Invoke;
+  return fn.apply(store.redis, args);
+}
+
 /**
- * `name ...args` with Buffer replies, as `plain` answers it: by its `...Buffer` method (`callBuffer` drops the
+ * The replies of commands sent in the same turn (`sent`, so in the connection's one write), each as `plain` answers
+ * it (an undefined command: undefined), under one deadline: one timer for all of them, not one each. A command not
+ * answered within the deadline answers ioredis's own timeout error, as `plain`'s does.
+ */
+export function together(
+  store: Store,
+  commands: readonly (Promise<unknown> | undefined)[],
+): Promise<Reply[]> {
+  return new Promise((resolve) => {
+    const replies: Reply[] = new Array(commands.length);
+    let left = 1;
+    let done = false;
+    const finish = () => {
+      done = true;
+      clearTimeout(timer);
+      resolve(replies);
+    };
+    const settle = (i: number, reply: Reply) => {
+      if (done) return;
+      replies[i] = reply;
+      if (--left === 0) finish();
+    };
+    const timer = setTimeout(() => {
+      commands.forEach((c, i) => {
+        if (c && replies[i] === undefined) replies[i] = [new Error('Command timed out'), null];
+      });
+      finish();
+    }, store.deadlineMs);
+    for (let i = 0; i < commands.length; i++) {
+      const command = commands[i];
+      if (!command) continue;
+      left++;
+      command.then(
+        (value) => settle(i, [null, value]),
+        (err: Error) => settle(i, [err, null]),
+      );
+    }
+    if (--left === 0) finish();
+  });
+}
+
+/**
+ * `name ...args` sent with Buffer replies (see `together`): by its `...Buffer` method (`callBuffer` drops the
  * command's name under a Cluster's auto-pipelining, ioredis 5), HGETALL as a Command of its own (the method's reply
  * transformer makes an object of it, field names decoded); one node's connection still writes it with the turn's
  * other commands (writeTogether).
  */
-export function plainBuffers(store: Store, name: string, ...args: (string | number)[]): Promise<Reply> {
-  if (name !== 'HGETALL') return plain(store, `${name.toLowerCase()}Buffer`, ...args);
-  const sent = store.redis.sendCommand(new Command(name, args, { replyEncoding: null })) as Promise<unknown>;
-  return withDeadline(sent, store.deadlineMs).then(ok, failed);
+export function sentBuffers(store: Store, name: string, ...args: (string | number)[]): Promise<unknown> {
+  if (name !== 'HGETALL') return sent(store, `${name.toLowerCase()}Buffer`, ...args);
+  return store.redis.sendCommand(new Command(name, args, { replyEncoding: null })) as Promise<unknown>;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Command } from '../ops/op';
 import { takesSetNxGet } from '../redis/capability-watch';
 import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
-import { empty, plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
+import { empty, plain, replySize, sent, sentBuffers, sha1, together, wrongType } from './plain-command';
 import { zsetPage } from './plain-zset';
 
 /** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
@@ -40,10 +40,10 @@ export async function boundedString(
   buffers: boolean,
   withTtl: boolean,
 ): Promise<BoundedString> {
-  const [read, ttl] = await Promise.all([
-    plain(store, buffers ? 'getrangeBuffer' : 'getrange', key, 0, bytes),
-    withTtl ? plain(store, 'ttl', key) : undefined,
-  ]);
+  const [read, ttl] = (await together(store, [
+    sent(store, buffers ? 'getrangeBuffer' : 'getrange', key, 0, bytes),
+    withTtl ? sent(store, 'ttl', key) : undefined,
+  ])) as [Reply, Reply | undefined];
   if (read[0]) return { reply: read };
   if (ttl?.[0]) return { reply: ttl };
   const value = read[1] as string | Buffer;
@@ -107,7 +107,10 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   const [type, name, ...rest] = command.args;
   const key = store.keyspace.user(command.keys[0] as string);
   if (name === undefined) {
-    const [[typeErr, actual], ttl] = await Promise.all([plain(store, 'type', key), plain(store, 'ttl', key)]);
+    const [[typeErr, actual], ttl] = (await together(store, [
+      sent(store, 'type', key),
+      sent(store, 'ttl', key),
+    ])) as [Reply, Reply];
     if (typeErr || ttl[0]) return typeErr ? [typeErr, null] : ttl;
     if (actual === 'none' || ttl[1] === -2) return [null, null];
     return actual === type ? [null, [null, ttl[1]]] : [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
@@ -115,11 +118,11 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   // typed_read's 'FIELD': HGET, and HTTL in the same write.
   const field = name === 'FIELD';
   const method = `${field ? 'hget' : String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
-  const [read, ttl, fieldTtl] = await Promise.all([
-    plain(store, method, key, ...rest),
-    plain(store, 'ttl', key),
-    field ? plain(store, 'httl', key, 'FIELDS', 1, ...rest) : undefined,
-  ]);
+  const [read, ttl, fieldTtl] = (await together(store, [
+    sent(store, method, key, ...rest),
+    sent(store, 'ttl', key),
+    field ? sent(store, 'httl', key, 'FIELDS', 1, ...rest) : undefined,
+  ])) as [Reply, Reply, Reply | undefined];
   if (read[0]) return wrongType(store, key, read[0], type);
   if (ttl[0]) return ttl;
   if (ttl[1] === -2) return [null, null];
@@ -153,10 +156,18 @@ function wholeRead(command: Command): Whole | undefined {
   return tag && cmd !== 'HGETALL' ? undefined : { cmd, size: 'HLEN', etag: tag };
 }
 
-/** typed.lua's etag_of of a hash (HGETALL's pairs) or a set (SMEMBERS): each pair or member digested, sorted. */
-function collectionEtag(cmd: string, items: Buffer[]): string {
+/**
+ * typed.lua's etag_of of a hash (HGETALL's pairs) or a set (SMEMBERS): each pair (`<field length>:<field><value>`)
+ * or member digested, sorted, then `hash:` or `set:` and the digests. `texts`, the items decoded, when each is
+ * its bytes' exact UTF-8 decoding: a pair is then digested from one string (crypto.hash encodes it), not from a
+ * Buffer concatenated for it.
+ */
+function collectionEtag(cmd: string, items: readonly Buffer[], texts?: readonly string[]): string {
   const digests: string[] = [];
   if (cmd === 'SMEMBERS') for (const member of items) digests.push(sha1(member));
+  else if (texts)
+    for (let i = 0; i + 1 < items.length; i += 2)
+      digests.push(sha1(`${(items[i] as Buffer).length}:${texts[i]}${texts[i + 1]}`));
   else
     for (let i = 0; i + 1 < items.length; i += 2) {
       const field = items[i] as Buffer;
@@ -164,6 +175,21 @@ function collectionEtag(cmd: string, items: Buffer[]): string {
     }
   digests.sort();
   return sha1(`${cmd === 'SMEMBERS' ? 'set:' : 'hash:'}${digests.join('')}`);
+}
+
+/**
+ * Buffers decoded as text, and whether every one decoded exactly (no U+FFFD, which bytes that are not UTF-8
+ * become; a text read holding one is read again as bytes: ops/encoding.ts Reread).
+ */
+function decoded(items: readonly Buffer[]): { texts: string[]; exact: boolean } {
+  const texts: string[] = new Array(items.length);
+  let exact = true;
+  for (let i = 0; i < items.length; i++) {
+    const text = (items[i] as Buffer).toString();
+    if (exact && text.includes('\uFFFD')) exact = false;
+    texts[i] = text;
+  }
+  return { texts, exact };
 }
 
 /**
@@ -195,10 +221,15 @@ async function readWhole(store: Store, command: Command, whole: Whole): Promise<
   const [elements, bytes] = replySize(items);
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
-  const value = command.buffers ? items : items.map((item) => item.toString());
-  const reply = [value, ttl];
+  if (command.buffers) {
+    const reply = [items, ttl];
+    if (command.name === 'typedRead') return [null, reply];
+    return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items) : null]];
+  }
+  const { texts, exact } = decoded(items);
+  const reply = [texts, ttl];
   if (command.name === 'typedRead') return [null, reply];
-  return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items) : null]];
+  return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items, exact ? texts : undefined) : null]];
 }
 
 /** A whole read's items (or its error) and TTL; or a reply already known; undefined: its script answers. */
@@ -219,7 +250,10 @@ const BOUNDED: Record<string, (string | number)[] | undefined> = {
 /** One write: the bounded read (BOUNDED) and `TTL key`. */
 async function boundedWhole(store: Store, key: string, whole: Whole): Promise<WholeRead> {
   const [name, ...args] = BOUNDED[whole.cmd] as [string, ...(string | number)[]];
-  const [read, ttl] = await Promise.all([plainBuffers(store, name, key, ...args), plain(store, 'ttl', key)]);
+  const [read, ttl] = (await together(store, [
+    sentBuffers(store, name, key, ...args),
+    sent(store, 'ttl', key),
+  ])) as [Reply, Reply];
   if (ttl[0] && !read[0]) return { reply: ttl };
   return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
 }
@@ -237,7 +271,10 @@ async function sizedWhole(store: Store, key: string, whole: Whole): Promise<Whol
   const wanted = whole.cmd === 'HGETALL' ? 2 * n : n;
   if (wanted > replyBudget(store.redis).elements)
     return { reply: [new ReplyError(`REPLY_TOO_LARGE ${wanted} 0`), null] };
-  const [read, ttl] = await Promise.all([plainBuffers(store, whole.cmd, key), plain(store, 'ttl', key)]);
+  const [read, ttl] = (await together(store, [
+    sentBuffers(store, whole.cmd, key),
+    sent(store, 'ttl', key),
+  ])) as [Reply, Reply];
   if (ttl[0] && !read[0]) return { reply: ttl };
   return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
 }

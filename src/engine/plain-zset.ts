@@ -5,7 +5,7 @@ import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
 import { type Reply, replyBudget } from '../redis/client';
 import type { Store } from '../redis/store';
-import { plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
+import { replySize, sent, sentBuffers, sha1, together, wrongType } from './plain-command';
 
 /** typed.lua's ETAG_MAX_ELEMENTS: a page answers its ETag unasked when the set has at most this many members. */
 const ETAG_MAX_ELEMENTS = 128;
@@ -76,11 +76,11 @@ export async function zsetPage(store: Store, command: Command): Promise<Reply | 
   if (!page) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
   const rev = page.rev ? ['REV'] : [];
-  const [read, ttl, card] = await Promise.all([
-    plainBuffers(store, 'ZRANGE', key, page.start, page.stop, ...rev, 'WITHSCORES'),
-    plain(store, 'ttl', key),
-    plain(store, 'zcard', key),
-  ]);
+  const [read, ttl, card] = (await together(store, [
+    sentBuffers(store, 'ZRANGE', key, page.start, page.stop, ...rev, 'WITHSCORES'),
+    sent(store, 'ttl', key),
+    sent(store, 'zcard', key),
+  ])) as [Reply, Reply, Reply];
   if (read[0]) return wrongType(store, key, read[0], 'zset');
   if (ttl[0] || card[0]) return ttl[0] ? ttl : card;
   let items = read[1] as Buffer[];
@@ -96,10 +96,10 @@ export async function zsetPage(store: Store, command: Command): Promise<Reply | 
   } else if ((card[1] as number) > ETAG_MAX_ELEMENTS) {
     if (page.answer === '1') return undefined;
   } else {
-    const [whole, again] = await Promise.all([
-      plainBuffers(store, 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
-      plain(store, 'ttl', key),
-    ]);
+    const [whole, again] = (await together(store, [
+      sentBuffers(store, 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
+      sent(store, 'ttl', key),
+    ])) as [Reply, Reply];
     if (whole[0]) return wrongType(store, key, whole[0], 'zset');
     if (again[0] || again[1] === -2) return again[0] ? again : undefined;
     const all = whole[1] as Buffer[];

@@ -139,9 +139,10 @@ const strictText = (s: string) => {
 /** Whether a text value (at any depth: names of a hash's fields too) holds U+FFFD. Reads only, no copy. */
 function suspicious(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\uFFFD');
-  if (Array.isArray(value)) return value.some((v) => suspicious(v));
+  if (Array.isArray(value)) return value.some(suspicious);
   if (value !== null && typeof value === 'object') {
-    for (const [name, v] of Object.entries(value)) if (suspicious(name) || suspicious(v)) return true;
+    const object = value as Record<string, unknown>;
+    for (const name of Object.keys(object)) if (suspicious(name) || suspicious(object[name])) return true;
   }
   return false;
 }
