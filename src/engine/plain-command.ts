@@ -90,17 +90,21 @@ export async function wrongType(store: Store, key: string, err: Error, expected:
 
 /** The elements and bytes of a reply, as typed.lua's reply_size counts them. */
 export function replySize(value: unknown): [number, number] {
-  if (typeof value === 'string') return [1, Buffer.byteLength(value)];
-  if (Buffer.isBuffer(value)) return [1, value.length];
-  if (typeof value === 'number') return [1, 0];
-  if (!Array.isArray(value)) return [0, 0];
-  let [elements, bytes] = [0, 0];
-  for (const item of value) {
-    const [e, b] = replySize(item);
-    elements += e;
-    bytes += b;
-  }
-  return [elements, bytes];
+  const size: [number, number] = [0, 0];
+  count(value, size);
+  return size;
+}
+
+/** Adds `value`'s elements and bytes to `size` (no pair made per element). */
+function count(value: unknown, size: [number, number]): void {
+  if (typeof value === 'string') {
+    size[0]++;
+    size[1] += Buffer.byteLength(value);
+  } else if (Buffer.isBuffer(value)) {
+    size[0]++;
+    size[1] += value.length;
+  } else if (typeof value === 'number') size[0]++;
+  else if (Array.isArray(value)) for (const item of value) count(item, size);
 }
 
 /** A reply that a missing key gives too (nil, 0, an empty array or string). */

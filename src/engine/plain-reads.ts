@@ -186,8 +186,14 @@ type Whole = { readonly cmd: string; readonly size: 'HLEN' | 'SCARD'; readonly e
 function wholeRead(command: Command): Whole | undefined {
   const etag = command.name === 'typedEtag';
   if (!etag && command.name !== 'typedRead') return undefined;
-  const [head, type, whole, cmd, ...rest] = etag ? command.args : ['r0', ...command.args];
-  if (whole !== 'WHOLE' || rest.length > 0 || typeof head !== 'string' || head.length !== 2) return undefined;
+  const { args } = command;
+  const at = etag ? 1 : 0;
+  const head = etag ? args[0] : 'r0';
+  const type = args[at];
+  const whole = args[at + 1];
+  const cmd = args[at + 2];
+  if (whole !== 'WHOLE' || args.length !== at + 3 || typeof head !== 'string' || head.length !== 2)
+    return undefined;
   const tag = head !== 'r0';
   if (type === 'set' && cmd === 'SMEMBERS') return { cmd, size: 'SCARD', etag: tag };
   if (type !== 'hash' || (cmd !== 'HGETALL' && cmd !== 'HKEYS' && cmd !== 'HVALS')) return undefined;
@@ -211,8 +217,25 @@ function collectionEtag(cmd: string, items: readonly Buffer[], texts?: readonly 
       const field = items[i] as Buffer;
       digests.push(sha1(Buffer.concat([Buffer.from(`${field.length}:`), field, items[i + 1] as Buffer])));
     }
-  digests.sort();
+  sortSmall(digests);
   return sha1(`${cmd === 'SMEMBERS' ? 'set:' : 'hash:'}${digests.join('')}`);
+}
+
+/** Sorts strings as Array.prototype.sort does (by UTF-16 code units), in place: insertion sort, no work array. */
+function sortSmall(strings: string[]): void {
+  if (strings.length > 32) {
+    strings.sort();
+    return;
+  }
+  for (let i = 1; i < strings.length; i++) {
+    const s = strings[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (strings[j] as string) > s) {
+      strings[j + 1] = strings[j] as string;
+      j--;
+    }
+    strings[j + 1] = s;
+  }
 }
 
 /**

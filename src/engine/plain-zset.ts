@@ -46,11 +46,13 @@ function rankPage(
   command: Command,
 ): { start: number; stop: number; rev: boolean; answer: string } | undefined {
   if (command.name !== 'typedEtag') return undefined;
-  const [head, type, name, start, stop, ...rest] = command.args;
+  const { args } = command;
+  const [head, type, name, start, stop] = args;
   if (type !== 'zset' || name !== 'ZRANGE' || typeof head !== 'string' || head.length !== 2) return undefined;
   if (head[0] !== 'r' || (head[1] !== '1' && head[1] !== '2')) return undefined;
-  const rev = rest.length === 2 && rest[0] === 'REV';
-  if (rest[rest.length - 1] !== 'WITHSCORES' || (rest.length !== 1 && !rev)) return undefined;
+  // After the stop: WITHSCORES, or REV WITHSCORES.
+  const rev = args.length === 7 && args[5] === 'REV';
+  if (args[args.length - 1] !== 'WITHSCORES' || (args.length !== 6 && !rev)) return undefined;
   const [from, to] = [Number(start), Number(stop)];
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from) return undefined;
   return { start: from, stop: to, rev, answer: head[1] };
@@ -75,9 +77,10 @@ export async function zsetPage(store: Store, command: Command): Promise<Reply | 
   const page = rankPage(command);
   if (!page) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
-  const rev = page.rev ? ['REV'] : [];
   const [read, ttl, card] = (await together(store, [
-    sentBuffers(store, 'ZRANGE', key, page.start, page.stop, ...rev, 'WITHSCORES'),
+    page.rev
+      ? sentBuffers(store, 'ZRANGE', key, page.start, page.stop, 'REV', 'WITHSCORES')
+      : sentBuffers(store, 'ZRANGE', key, page.start, page.stop, 'WITHSCORES'),
     sent(store, 'ttl', key),
     sent(store, 'zcard', key),
   ])) as [Reply, Reply, Reply];

@@ -71,7 +71,9 @@ export function declareValues<T extends Record<string, (input: any) => Op>>(
   for (const [name, fields] of Object.entries(values)) {
     const build = table[name] as (input: unknown) => Op;
     const popping = pops.includes(name);
-    out[name] = (input: unknown) => ({ ...build(input), values: fields, ...(popping ? { pops: true } : {}) });
+    out[name] = popping
+      ? (input: unknown) => ({ ...build(input), values: fields, pops: true })
+      : (input: unknown) => ({ ...build(input), values: fields });
   }
   return out as T;
 }
