@@ -4,7 +4,7 @@ import { wantsBytes } from '../http/bytes-body';
 import type { Method, RequestInput } from '../http/contract';
 import { decodeInput, type Encoding, encodingOf, textAsBytes, toBytes, withEncoding } from '../ops/encoding';
 import { type EtagRequest, ifMatchCondition, withEtag } from '../ops/etag';
-import type { Limits, Op } from '../ops/op';
+import { changed, type Limits, type Op } from '../ops/op';
 
 /** A family's operations by name, each building an `Op` from its input (see ops/). */
 // biome-ignore lint/suspicious/noExplicitAny: each operation takes an input of its own; checked where declared
@@ -169,15 +169,14 @@ export function defineFamily<
  * a Buffer), instead of a latin1 string of it and a copy of that string's bytes again (two copies of a 64 KiB value).
  */
 function answerBytes(op: Op, field: string): Op {
-  return {
-    ...op,
+  return changed(op, {
     commands: op.commands.map((c) => ({ ...c, buffers: true, bytes: true })),
     result: (replies) => {
       const outcome = op.result(replies);
       const value = outcome.body[field];
       return { ...outcome, bytes: Buffer.isBuffer(value) ? value : toBytes(String(value)) };
     },
-  };
+  });
 }
 
 /**
