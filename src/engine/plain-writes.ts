@@ -23,8 +23,7 @@ const ETAG_MAX_BYTES = 16384;
 const PLAIN_SET_MAX_BYTES = 16384;
 
 interface StringSet {
-  /** Text, a byte string, or a raw body's Buffer (PUT application/octet-stream): sent as it is. */
-  readonly value: string | Buffer;
+  readonly value: string;
   readonly ttl: string;
   readonly absent: boolean;
   /** typed_etag's answer code ('0' none, '1' / '2' always, '3' when the string is small), '' for no ETag command. */
@@ -53,8 +52,7 @@ function stringSet(command: Command): StringSet | undefined {
   )
     return undefined;
   if (condition !== '' && condition !== 'absent') return undefined;
-  const given = typeof value === 'string' || Buffer.isBuffer(value) ? value : String(value);
-  return { value: given, ttl: String(ttl), absent: condition === 'absent', answer };
+  return { value: String(value), ttl: String(ttl), absent: condition === 'absent', answer };
 }
 
 /**
@@ -71,7 +69,7 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   const encoding = command.bytes ? 'latin1' : 'utf8';
   if (Buffer.byteLength(set.value, encoding) > PLAIN_SET_MAX_BYTES) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
-  const value = bytesOf(set.value, command.bytes === true);
+  const value = command.bytes ? Buffer.from(set.value, encoding) : set.value;
   const args: (string | Buffer)[] = [key, value];
   if (set.ttl !== '') args.push('EX', set.ttl);
   if (set.absent) args.push('NX');
@@ -86,10 +84,6 @@ export async function plainWrite(store: Store, slot: number, command: Command): 
   return [null, [reply, set.answer === '0' || large ? null : stringEtag(set.value, encoding)]];
 }
 
-/** A value as it is sent: a byte string as its bytes (one per character), a Buffer or text as they are. */
-const bytesOf = (value: string | Buffer, bytes: boolean): string | Buffer =>
-  bytes && typeof value === 'string' ? Buffer.from(value, 'latin1') : value;
-
 /**
  * The values of a batch that is only plain string sets (no condition, TTL or If-Match), or undefined: those run as
  * one string-sets-n call, keys and values as its arguments (as the floor's batch sends them), not typed-batch-n's
@@ -100,7 +94,7 @@ export function setValues(commands: readonly Command[]): (string | Buffer)[] | u
   for (const c of commands) {
     const set = c.name === 'typedWrite' ? stringSet(c) : undefined;
     if (!set || set.absent || set.ttl !== '') return undefined;
-    values.push(bytesOf(set.value, c.bytes === true));
+    values.push(c.bytes ? Buffer.from(set.value, 'latin1') : set.value);
   }
   return values;
 }

@@ -199,15 +199,10 @@ function slotOf(store: Store, c: Command): number {
   return store.redis instanceof Cluster ? calculateSlot(store.keyspace.user(c.keys[0] ?? '')) : 0;
 }
 
-/**
- * A command's arguments as strings, or the same array when they are strings already; a Buffer (a raw body's value,
- * ops/strings.ts) as its byte string.
- */
-function strings(args: readonly (string | number | Buffer)[]): readonly (string | number)[] {
-  for (const arg of args)
-    if (typeof arg !== 'string')
-      return args.map((a) => (Buffer.isBuffer(a) ? a.toString('latin1') : String(a)));
-  return args as readonly string[];
+/** A command's arguments as strings, or the same array when they are strings already. */
+function strings(args: readonly (string | number)[]): readonly (string | number)[] {
+  for (const arg of args) if (typeof arg !== 'string') return args.map(String);
+  return args;
 }
 
 /**

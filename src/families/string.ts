@@ -29,8 +29,7 @@ export const strings: Family<'string', 'string', 'STRLEN'> = defineFamily({
       op: 'set',
       input: (i) => ({
         ...pathKey(i),
-        // The body's Buffer itself: sent to Redis as it is (send.ts argv), not made a byte string and back.
-        value: Buffer.isBuffer(i.body) ? i.body : fromBytes(i.body as unknown as Buffer),
+        value: fromBytes(i.body as unknown as Buffer),
         ttl: i.query.ttl as number | undefined,
         ifAbsent: ifAbsent(i),
       }),

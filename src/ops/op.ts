@@ -11,7 +11,7 @@ export type { RedisType, SizeCommand };
 export interface Command {
   readonly name: string;
   readonly keys: readonly string[];
-  readonly args: readonly (string | number | Buffer)[];
+  readonly args: readonly (string | number)[];
   /** The string arguments are byte strings (ops/encoding.ts), sent as their bytes. */
   readonly bytes?: boolean;
   /** Replies as Buffers (then byte strings): values that may be any bytes. */
@@ -180,18 +180,11 @@ function writeCommand(
   type: RedisType,
   key: string,
   { condition = '', replace = false, ttl, fieldTtl, count = '', stride = 0 }: WriteOptions,
-  command: readonly (string | number | Buffer)[],
+  command: readonly (string | number)[],
 ): Command {
   // typed.lua: 'F<seconds>' is the TTL of the field written, '' none, else the key's.
   const expiry = fieldTtl !== undefined ? `F${fieldTtl}` : ttl === undefined ? '' : String(ttl);
-  const flags: (string | number | Buffer)[] = [
-    type,
-    condition,
-    replace ? '1' : '0',
-    expiry,
-    count,
-    STRIDES[stride],
-  ];
+  const flags: (string | number)[] = [type, condition, replace ? '1' : '0', expiry, count, STRIDES[stride]];
   return { name: 'typedWrite', keys: [key], args: flags.concat(command) };
 }
 
@@ -202,7 +195,7 @@ export type ReadReply = [unknown, number, number?] | null;
 export type WriteReply = [number, unknown, number] | null;
 
 /** Values are limited in bytes, which JSON Schema cannot express. */
-export function checkValueSize(value: string | Buffer, limits: Limits, what = 'value'): void {
+export function checkValueSize(value: string, limits: Limits, what = 'value'): void {
   // UTF-8 takes at most 3 bytes per UTF-16 code unit: a value this short needs no count.
   if (value.length * 3 <= limits.maxValueBytes) return;
   const bytes = Buffer.byteLength(value, 'utf8');
@@ -236,7 +229,7 @@ export function writeOp(
   key: string,
   options: WriteOptions,
   result: (reply: WriteReply) => Outcome,
-  ...command: (string | number | Buffer)[]
+  ...command: (string | number)[]
 ): Op {
   const write = writeCommand(type, key, options, command);
   return {

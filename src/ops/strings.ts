@@ -4,8 +4,7 @@ import { type KeyInput, keyOps } from './keys';
 import { checkValueSize, created, type Limits, ok, present, readOp, valued, writeOp } from './op';
 
 export interface StringSetInput extends KeyInput {
-  /** Text, a byte string (ops/encoding.ts), or a raw body's bytes as they came (PUT application/octet-stream). */
-  value: string | Buffer;
+  value: string;
   ttl?: number;
   ifAbsent?: boolean;
 }
