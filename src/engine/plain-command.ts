@@ -17,16 +17,63 @@ export function plain(store: Store, name: string, ...args: unknown[]): Promise<R
   return withDeadline(fn.apply(store.redis, args), store.deadlineMs).then(ok, failed);
 }
 
+/** One plain command on the data connection, without a deadline of its own: for `together`. */
+export function sent(store: Store, name: string, ...args: unknown[]): Promise<unknown> {
+  const fn = (store.redis as unknown as Record<string, Invoke>)[name] as Invoke;
+  return fn.apply(store.redis, args);
+}
+
 /**
- * `name ...args` with Buffer replies, as `plain` answers it: by its `...Buffer` method (`callBuffer` drops the
+ * The replies of commands sent in the same turn (`sent`, so in the connection's one write), each as `plain` answers
+ * it (an undefined command: undefined), under one deadline: one timer for all of them, not one each. A command not
+ * answered within the deadline answers ioredis's own timeout error, as `plain`'s does.
+ */
+export function together(
+  store: Store,
+  commands: readonly (Promise<unknown> | undefined)[],
+): Promise<Reply[]> {
+  return new Promise((resolve) => {
+    const replies: Reply[] = new Array(commands.length);
+    let left = 1;
+    let done = false;
+    const finish = () => {
+      done = true;
+      clearTimeout(timer);
+      resolve(replies);
+    };
+    const settle = (i: number, reply: Reply) => {
+      if (done) return;
+      replies[i] = reply;
+      if (--left === 0) finish();
+    };
+    const timer = setTimeout(() => {
+      commands.forEach((c, i) => {
+        if (c && replies[i] === undefined) replies[i] = [new Error('Command timed out'), null];
+      });
+      finish();
+    }, store.deadlineMs);
+    for (let i = 0; i < commands.length; i++) {
+      const command = commands[i];
+      if (!command) continue;
+      left++;
+      command.then(
+        (value) => settle(i, [null, value]),
+        (err: Error) => settle(i, [err, null]),
+      );
+    }
+    if (--left === 0) finish();
+  });
+}
+
+/**
+ * `name ...args` sent with Buffer replies (see `together`): by its `...Buffer` method (`callBuffer` drops the
  * command's name under a Cluster's auto-pipelining, ioredis 5), HGETALL as a Command of its own (the method's reply
  * transformer makes an object of it, field names decoded); one node's connection still writes it with the turn's
  * other commands (writeTogether).
  */
-export function plainBuffers(store: Store, name: string, ...args: (string | number)[]): Promise<Reply> {
-  if (name !== 'HGETALL') return plain(store, `${name.toLowerCase()}Buffer`, ...args);
-  const sent = store.redis.sendCommand(new Command(name, args, { replyEncoding: null })) as Promise<unknown>;
-  return withDeadline(sent, store.deadlineMs).then(ok, failed);
+export function sentBuffers(store: Store, name: string, ...args: (string | number)[]): Promise<unknown> {
+  if (name !== 'HGETALL') return sent(store, `${name.toLowerCase()}Buffer`, ...args);
+  return store.redis.sendCommand(new Command(name, args, { replyEncoding: null })) as Promise<unknown>;
 }
 
 /**
@@ -43,17 +90,21 @@ export async function wrongType(store: Store, key: string, err: Error, expected:
 
 /** The elements and bytes of a reply, as typed.lua's reply_size counts them. */
 export function replySize(value: unknown): [number, number] {
-  if (typeof value === 'string') return [1, Buffer.byteLength(value)];
-  if (Buffer.isBuffer(value)) return [1, value.length];
-  if (typeof value === 'number') return [1, 0];
-  if (!Array.isArray(value)) return [0, 0];
-  let [elements, bytes] = [0, 0];
-  for (const item of value) {
-    const [e, b] = replySize(item);
-    elements += e;
-    bytes += b;
-  }
-  return [elements, bytes];
+  const size: [number, number] = [0, 0];
+  count(value, size);
+  return size;
+}
+
+/** Adds `value`'s elements and bytes to `size` (no pair made per element). */
+function count(value: unknown, size: [number, number]): void {
+  if (typeof value === 'string') {
+    size[0]++;
+    size[1] += Buffer.byteLength(value);
+  } else if (Buffer.isBuffer(value)) {
+    size[0]++;
+    size[1] += value.length;
+  } else if (typeof value === 'number') size[0]++;
+  else if (Array.isArray(value)) for (const item of value) count(item, size);
 }
 
 /** A reply that a missing key gives too (nil, 0, an empty array or string). */

@@ -6,12 +6,49 @@ import type { Command } from '../ops/op';
 import { takesSetNxGet } from '../redis/capability-watch';
 import { type Reply, replyBudget, UNPAGED_MAX } from '../redis/client';
 import type { Store } from '../redis/store';
-import { empty, plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
+import { empty, plain, replySize, sent, sentBuffers, sha1, together, wrongType } from './plain-command';
 import { zsetPage } from './plain-zset';
 
 /** A string's strong ETag as typed.lua's etag_of makes it: the SHA-1 of its bytes (a Buffer, or text's encoding). */
 export const stringEtag = (value: string | Buffer, encoding: 'utf8' | 'latin1' = 'utf8'): string =>
   typeof value === 'string' && encoding === 'latin1' ? sha1(Buffer.from(value, 'latin1')) : sha1(value);
+
+/** The smallest string whose ETag `largeEtag` remembers: below it, the digest costs about what its check would. */
+const MEMO_MIN_BYTES = 4096;
+/** What the remembered strings hold at most, together (about, in bytes); the oldest go first. */
+const MEMO_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Large strings lately read, by Redis key, each with its ETag (a copy of its bytes, or the text itself). */
+const memo = new Map<string, { readonly value: string | Buffer; readonly etag: string }>();
+let memoBytes = 0;
+
+/**
+ * A large string's ETag, remembered: the SHA-1 of 64 KiB is ~32 µs of the gateway's CPU, checking that the value
+ * read is the one last digested (Buffer.equals, string ===) ~2 µs. Correct whatever the key: an ETag is a function of
+ * the bytes alone, and a value that differs in any byte is digested again. At most MEMO_MAX_BYTES are held.
+ */
+function largeEtag(key: string, value: string | Buffer): string {
+  const known = memo.get(key);
+  if (known && sameValue(known.value, value)) return known.etag;
+  const etag = stringEtag(value);
+  if (value.length > MEMO_MAX_BYTES / 4) return etag;
+  if (known) {
+    memo.delete(key);
+    memoBytes -= known.value.length;
+  }
+  // A Buffer is copied: the reply's may be a view of a larger one (the parser's pool, a socket read).
+  memo.set(key, { value: typeof value === 'string' ? value : Buffer.from(value), etag });
+  memoBytes += value.length;
+  for (const [oldest, entry] of memo) {
+    if (memoBytes <= MEMO_MAX_BYTES) break;
+    memo.delete(oldest);
+    memoBytes -= entry.value.length;
+  }
+  return etag;
+}
+
+const sameValue = (a: string | Buffer, b: string | Buffer): boolean =>
+  typeof a === 'string' ? a === b : typeof b !== 'string' && a.equals(b);
 
 /** typed_read's refusal of a string above the reply budget, with its size (asked only then). */
 async function tooLargeString(store: Store, key: string): Promise<Reply> {
@@ -40,10 +77,10 @@ export async function boundedString(
   buffers: boolean,
   withTtl: boolean,
 ): Promise<BoundedString> {
-  const [read, ttl] = await Promise.all([
-    plain(store, buffers ? 'getrangeBuffer' : 'getrange', key, 0, bytes),
-    withTtl ? plain(store, 'ttl', key) : undefined,
-  ]);
+  const [read, ttl] = (await together(store, [
+    sent(store, buffers ? 'getrangeBuffer' : 'getrange', key, 0, bytes),
+    withTtl ? sent(store, 'ttl', key) : undefined,
+  ])) as [Reply, Reply | undefined];
   if (read[0]) return { reply: read };
   if (ttl?.[0]) return { reply: ttl };
   const value = read[1] as string | Buffer;
@@ -89,7 +126,8 @@ export async function plainRead(store: Store, command: Command): Promise<Reply |
   const { value } = read;
   const reply = value === null ? null : [value, read.ttl];
   if (command.name === 'typedRead') return [null, reply];
-  return [null, [reply, value !== null && kind === 'etag' ? stringEtag(value) : null]];
+  if (value === null || kind !== 'etag') return [null, [reply, null]];
+  return [null, [reply, value.length < MEMO_MIN_BYTES ? stringEtag(value) : largeEtag(key, value)]];
 }
 
 /** typed_read's reads that need its logic: whole strings and collections sized before they are read, pages, slices. */
@@ -107,7 +145,10 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   const [type, name, ...rest] = command.args;
   const key = store.keyspace.user(command.keys[0] as string);
   if (name === undefined) {
-    const [[typeErr, actual], ttl] = await Promise.all([plain(store, 'type', key), plain(store, 'ttl', key)]);
+    const [[typeErr, actual], ttl] = (await together(store, [
+      sent(store, 'type', key),
+      sent(store, 'ttl', key),
+    ])) as [Reply, Reply];
     if (typeErr || ttl[0]) return typeErr ? [typeErr, null] : ttl;
     if (actual === 'none' || ttl[1] === -2) return [null, null];
     return actual === type ? [null, [null, ttl[1]]] : [new ReplyError(`WRONGTYPE_OF ${actual}`), null];
@@ -115,11 +156,11 @@ async function smallRead(store: Store, command: Command): Promise<Reply | undefi
   // typed_read's 'FIELD': HGET, and HTTL in the same write.
   const field = name === 'FIELD';
   const method = `${field ? 'hget' : String(name).toLowerCase()}${command.buffers ? 'Buffer' : ''}`;
-  const [read, ttl, fieldTtl] = await Promise.all([
-    plain(store, method, key, ...rest),
-    plain(store, 'ttl', key),
-    field ? plain(store, 'httl', key, 'FIELDS', 1, ...rest) : undefined,
-  ]);
+  const [read, ttl, fieldTtl] = (await together(store, [
+    sent(store, method, key, ...rest),
+    sent(store, 'ttl', key),
+    field ? sent(store, 'httl', key, 'FIELDS', 1, ...rest) : undefined,
+  ])) as [Reply, Reply, Reply | undefined];
   if (read[0]) return wrongType(store, key, read[0], type);
   if (ttl[0]) return ttl;
   if (ttl[1] === -2) return [null, null];
@@ -145,25 +186,71 @@ type Whole = { readonly cmd: string; readonly size: 'HLEN' | 'SCARD'; readonly e
 function wholeRead(command: Command): Whole | undefined {
   const etag = command.name === 'typedEtag';
   if (!etag && command.name !== 'typedRead') return undefined;
-  const [head, type, whole, cmd, ...rest] = etag ? command.args : ['r0', ...command.args];
-  if (whole !== 'WHOLE' || rest.length > 0 || typeof head !== 'string' || head.length !== 2) return undefined;
+  const { args } = command;
+  const at = etag ? 1 : 0;
+  const head = etag ? args[0] : 'r0';
+  const type = args[at];
+  const whole = args[at + 1];
+  const cmd = args[at + 2];
+  if (whole !== 'WHOLE' || args.length !== at + 3 || typeof head !== 'string' || head.length !== 2)
+    return undefined;
   const tag = head !== 'r0';
   if (type === 'set' && cmd === 'SMEMBERS') return { cmd, size: 'SCARD', etag: tag };
   if (type !== 'hash' || (cmd !== 'HGETALL' && cmd !== 'HKEYS' && cmd !== 'HVALS')) return undefined;
   return tag && cmd !== 'HGETALL' ? undefined : { cmd, size: 'HLEN', etag: tag };
 }
 
-/** typed.lua's etag_of of a hash (HGETALL's pairs) or a set (SMEMBERS): each pair or member digested, sorted. */
-function collectionEtag(cmd: string, items: Buffer[]): string {
+/**
+ * typed.lua's etag_of of a hash (HGETALL's pairs) or a set (SMEMBERS): each pair (`<field length>:<field><value>`)
+ * or member digested, sorted, then `hash:` or `set:` and the digests. `texts`, the items decoded, when each is
+ * its bytes' exact UTF-8 decoding: a pair is then digested from one string (crypto.hash encodes it), not from a
+ * Buffer concatenated for it.
+ */
+function collectionEtag(cmd: string, items: readonly Buffer[], texts?: readonly string[]): string {
   const digests: string[] = [];
   if (cmd === 'SMEMBERS') for (const member of items) digests.push(sha1(member));
+  else if (texts)
+    for (let i = 0; i + 1 < items.length; i += 2)
+      digests.push(sha1(`${(items[i] as Buffer).length}:${texts[i]}${texts[i + 1]}`));
   else
     for (let i = 0; i + 1 < items.length; i += 2) {
       const field = items[i] as Buffer;
       digests.push(sha1(Buffer.concat([Buffer.from(`${field.length}:`), field, items[i + 1] as Buffer])));
     }
-  digests.sort();
+  sortSmall(digests);
   return sha1(`${cmd === 'SMEMBERS' ? 'set:' : 'hash:'}${digests.join('')}`);
+}
+
+/** Sorts strings as Array.prototype.sort does (by UTF-16 code units), in place: insertion sort, no work array. */
+function sortSmall(strings: string[]): void {
+  if (strings.length > 32) {
+    strings.sort();
+    return;
+  }
+  for (let i = 1; i < strings.length; i++) {
+    const s = strings[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (strings[j] as string) > s) {
+      strings[j + 1] = strings[j] as string;
+      j--;
+    }
+    strings[j + 1] = s;
+  }
+}
+
+/**
+ * Buffers decoded as text, and whether every one decoded exactly (no U+FFFD, which bytes that are not UTF-8
+ * become; a text read holding one is read again as bytes: ops/encoding.ts Reread).
+ */
+function decoded(items: readonly Buffer[]): { texts: string[]; exact: boolean } {
+  const texts: string[] = new Array(items.length);
+  let exact = true;
+  for (let i = 0; i < items.length; i++) {
+    const text = (items[i] as Buffer).toString();
+    if (exact && text.includes('\uFFFD')) exact = false;
+    texts[i] = text;
+  }
+  return { texts, exact };
 }
 
 /**
@@ -195,10 +282,15 @@ async function readWhole(store: Store, command: Command, whole: Whole): Promise<
   const [elements, bytes] = replySize(items);
   if (elements > budget.elements || bytes > budget.bytes)
     return [new ReplyError(`REPLY_TOO_LARGE ${elements} ${bytes}`), null];
-  const value = command.buffers ? items : items.map((item) => item.toString());
-  const reply = [value, ttl];
+  if (command.buffers) {
+    const reply = [items, ttl];
+    if (command.name === 'typedRead') return [null, reply];
+    return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items) : null]];
+  }
+  const { texts, exact } = decoded(items);
+  const reply = [texts, ttl];
   if (command.name === 'typedRead') return [null, reply];
-  return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items) : null]];
+  return [null, [reply, whole.etag ? collectionEtag(whole.cmd, items, exact ? texts : undefined) : null]];
 }
 
 /** A whole read's items (or its error) and TTL; or a reply already known; undefined: its script answers. */
@@ -219,7 +311,10 @@ const BOUNDED: Record<string, (string | number)[] | undefined> = {
 /** One write: the bounded read (BOUNDED) and `TTL key`. */
 async function boundedWhole(store: Store, key: string, whole: Whole): Promise<WholeRead> {
   const [name, ...args] = BOUNDED[whole.cmd] as [string, ...(string | number)[]];
-  const [read, ttl] = await Promise.all([plainBuffers(store, name, key, ...args), plain(store, 'ttl', key)]);
+  const [read, ttl] = (await together(store, [
+    sentBuffers(store, name, key, ...args),
+    sent(store, 'ttl', key),
+  ])) as [Reply, Reply];
   if (ttl[0] && !read[0]) return { reply: ttl };
   return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
 }
@@ -237,7 +332,10 @@ async function sizedWhole(store: Store, key: string, whole: Whole): Promise<Whol
   const wanted = whole.cmd === 'HGETALL' ? 2 * n : n;
   if (wanted > replyBudget(store.redis).elements)
     return { reply: [new ReplyError(`REPLY_TOO_LARGE ${wanted} 0`), null] };
-  const [read, ttl] = await Promise.all([plainBuffers(store, whole.cmd, key), plain(store, 'ttl', key)]);
+  const [read, ttl] = (await together(store, [
+    sentBuffers(store, whole.cmd, key),
+    sent(store, 'ttl', key),
+  ])) as [Reply, Reply];
   if (ttl[0] && !read[0]) return { reply: ttl };
   return { items: read[0] ?? (read[1] as Buffer[]), ttl: ttl[1] as number };
 }

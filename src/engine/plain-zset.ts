@@ -5,7 +5,7 @@ import { ReplyError } from 'ioredis';
 import type { Command } from '../ops/op';
 import { type Reply, replyBudget } from '../redis/client';
 import type { Store } from '../redis/store';
-import { plain, plainBuffers, replySize, sha1, wrongType } from './plain-command';
+import { replySize, sent, sentBuffers, sha1, together, wrongType } from './plain-command';
 
 /** typed.lua's ETAG_MAX_ELEMENTS: a page answers its ETag unasked when the set has at most this many members. */
 const ETAG_MAX_ELEMENTS = 128;
@@ -46,11 +46,13 @@ function rankPage(
   command: Command,
 ): { start: number; stop: number; rev: boolean; answer: string } | undefined {
   if (command.name !== 'typedEtag') return undefined;
-  const [head, type, name, start, stop, ...rest] = command.args;
+  const { args } = command;
+  const [head, type, name, start, stop] = args;
   if (type !== 'zset' || name !== 'ZRANGE' || typeof head !== 'string' || head.length !== 2) return undefined;
   if (head[0] !== 'r' || (head[1] !== '1' && head[1] !== '2')) return undefined;
-  const rev = rest.length === 2 && rest[0] === 'REV';
-  if (rest[rest.length - 1] !== 'WITHSCORES' || (rest.length !== 1 && !rev)) return undefined;
+  // After the stop: WITHSCORES, or REV WITHSCORES.
+  const rev = args.length === 7 && args[5] === 'REV';
+  if (args[args.length - 1] !== 'WITHSCORES' || (args.length !== 6 && !rev)) return undefined;
   const [from, to] = [Number(start), Number(stop)];
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from) return undefined;
   return { start: from, stop: to, rev, answer: head[1] };
@@ -75,12 +77,13 @@ export async function zsetPage(store: Store, command: Command): Promise<Reply | 
   const page = rankPage(command);
   if (!page) return undefined;
   const key = store.keyspace.user(command.keys[0] as string);
-  const rev = page.rev ? ['REV'] : [];
-  const [read, ttl, card] = await Promise.all([
-    plainBuffers(store, 'ZRANGE', key, page.start, page.stop, ...rev, 'WITHSCORES'),
-    plain(store, 'ttl', key),
-    plain(store, 'zcard', key),
-  ]);
+  const [read, ttl, card] = (await together(store, [
+    page.rev
+      ? sentBuffers(store, 'ZRANGE', key, page.start, page.stop, 'REV', 'WITHSCORES')
+      : sentBuffers(store, 'ZRANGE', key, page.start, page.stop, 'WITHSCORES'),
+    sent(store, 'ttl', key),
+    sent(store, 'zcard', key),
+  ])) as [Reply, Reply, Reply];
   if (read[0]) return wrongType(store, key, read[0], 'zset');
   if (ttl[0] || card[0]) return ttl[0] ? ttl : card;
   let items = read[1] as Buffer[];
@@ -96,10 +99,10 @@ export async function zsetPage(store: Store, command: Command): Promise<Reply | 
   } else if ((card[1] as number) > ETAG_MAX_ELEMENTS) {
     if (page.answer === '1') return undefined;
   } else {
-    const [whole, again] = await Promise.all([
-      plainBuffers(store, 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
-      plain(store, 'ttl', key),
-    ]);
+    const [whole, again] = (await together(store, [
+      sentBuffers(store, 'ZRANGE', key, 0, ETAG_MAX_ELEMENTS, 'WITHSCORES'),
+      sent(store, 'ttl', key),
+    ])) as [Reply, Reply];
     if (whole[0]) return wrongType(store, key, whole[0], 'zset');
     if (again[0] || again[1] === -2) return again[0] ? again : undefined;
     const all = whole[1] as Buffer[];

@@ -4,7 +4,7 @@ import { wantsBytes } from '../http/bytes-body';
 import type { Method, RequestInput } from '../http/contract';
 import { decodeInput, type Encoding, encodingOf, textAsBytes, toBytes, withEncoding } from '../ops/encoding';
 import { type EtagRequest, ifMatchCondition, withEtag } from '../ops/etag';
-import type { Limits, Op } from '../ops/op';
+import { changed, type Limits, type Op } from '../ops/op';
 
 /** A family's operations by name, each building an `Op` from its input (see ops/). */
 // biome-ignore lint/suspicious/noExplicitAny: each operation takes an input of its own; checked where declared
@@ -128,8 +128,8 @@ export function defineFamily<
           const op = run(r.op, encoding)(opInput);
           const tag = (built: Op) =>
             withEtag(built, routeEtag(input.headers, built.writes, r.op === wholeRead, r.ownIfMatchStar));
-          const encoded = withEncoding(tag(op), encoding, readAsBytes(r.op, opInput, tag, encoding));
-          return asBytes ? answerBytes(encoded, r.bytesOut as string) : encoded;
+          if (asBytes) return answerBytes(tag(op), r.bytesOut as string);
+          return withEncoding(tag(op), encoding, readAsBytes(r.op, opInput, tag, encoding));
         },
       }));
       // An item's `type` is the public name; the operation ignores it like any field it does not read.
@@ -162,15 +162,21 @@ export function defineFamily<
   };
 }
 
-/** `op` answering the byte string of its body's `field` as raw bytes (see http/send.ts sendBytes). */
+/**
+ * `op` (built for byte strings) answering its body's `field` as raw bytes (see http/send.ts sendBytes). Its replies
+ * are not made byte strings first (withEncoding's 'bytes'): the value's Buffer, as Redis sent it, is what is
+ * answered (a string's GET passes its reply's value through, and answers its ETag's hex digits whether a string or
+ * a Buffer), instead of a latin1 string of it and a copy of that string's bytes again (two copies of a 64 KiB value).
+ */
 function answerBytes(op: Op, field: string): Op {
-  return {
-    ...op,
+  return changed(op, {
+    commands: op.commands.map((c) => ({ ...c, buffers: true, bytes: true })),
     result: (replies) => {
       const outcome = op.result(replies);
-      return { ...outcome, bytes: toBytes(String(outcome.body[field])) };
+      const value = outcome.body[field];
+      return { ...outcome, bytes: Buffer.isBuffer(value) ? value : toBytes(String(value)) };
     },
-  };
+  });
 }
 
 /**

@@ -6,7 +6,7 @@ import type { FamilyRoute } from './family';
 export const pathKey = (input: RequestInput) => ({ key: input.params.key as string });
 /** The path key with a page's `cursor` and `limit` from the query (hash and set reads; see ops/pages.ts). */
 export const pageKey = (input: RequestInput) => ({
-  ...pathKey(input),
+  key: input.params.key as string,
   cursor: input.query.cursor as string | undefined,
   limit: input.query.limit as number | undefined,
 });

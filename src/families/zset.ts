@@ -29,7 +29,13 @@ export const zsets: Family<'zset', 'zset', 'ZCARD'> = defineFamily({
     ...KEY_BATCH,
   },
   routes: [
-    { method: 'get', path: '/{key}', op: 'get', input: (i) => ({ ...query(i), ...pathKey(i) }) },
+    {
+      method: 'get',
+      path: '/{key}',
+      op: 'get',
+      // As { ...query(i), ...pathKey(i) }, with one spread: a leaderboard's read is a hot path.
+      input: (i) => ({ ...i.query, rev: i.query.rev === 'true', key: i.params.key as string }),
+    },
     {
       method: 'post',
       path: '/{key}',

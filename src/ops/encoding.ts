@@ -7,7 +7,7 @@
 import { isUtf8 } from 'node:buffer';
 import { decodeCanonical } from '../base64';
 import { ApiError } from '../errors';
-import type { Command, Op, Outcome } from './op';
+import { type Command, changed, type Op, type Outcome } from './op';
 
 /**
  * `base64`: values travel as base64 both ways. `text` (the default): UTF-8 text, or 422 for a value that is not.
@@ -139,9 +139,10 @@ const strictText = (s: string) => {
 /** Whether a text value (at any depth: names of a hash's fields too) holds U+FFFD. Reads only, no copy. */
 function suspicious(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\uFFFD');
-  if (Array.isArray(value)) return value.some((v) => suspicious(v));
+  if (Array.isArray(value)) return value.some(suspicious);
   if (value !== null && typeof value === 'object') {
-    for (const [name, v] of Object.entries(value)) if (suspicious(name) || suspicious(v)) return true;
+    const object = value as Record<string, unknown>;
+    for (const name of Object.keys(object)) if (suspicious(name) || suspicious(object[name])) return true;
   }
   return false;
 }
@@ -173,8 +174,7 @@ const marked = (c: Command, bytes: boolean): Command => ({
 function asBytes(op: Op, bytes: boolean, convert: (s: string) => string): Op {
   const fields = op.values ?? [];
   const { whenEmpty } = op;
-  return {
-    ...op,
+  return changed(op, {
     commands: op.commands.map((c) => marked(c, bytes)),
     result: (replies) => convertOutcome(op.result(replies.map(byteStrings)), fields, convert),
     // A list pop's wait (list-wait.ts) reads its items as bytes too.
@@ -182,7 +182,7 @@ function asBytes(op: Op, bytes: boolean, convert: (s: string) => string): Op {
       whenEmpty: async (store, abandoned, client, block) =>
         convertOutcome(await whenEmpty(store, abandoned, client, block, true), fields, convert),
     }),
-  };
+  });
 }
 
 /**
@@ -198,13 +198,12 @@ export function withEncoding(op: Op, encoding: Encoding, rebuilt?: () => Op): Op
   const fields = op.values;
   if (!fields || fields.length === 0) return op;
   if (op.writes) return op.pops ? asBytes(op, false, strictText) : op;
-  return {
-    ...op,
+  return changed(op, {
     result: (replies) => {
       const outcome = op.result(replies);
       if (fields.some((field) => suspicious(outcome.body[field]))) throw new Reread();
       return outcome;
     },
     reread: () => (rebuilt ? asBytes(rebuilt(), true, strictText) : asBytes(op, false, strictText)),
-  };
+  });
 }

@@ -1,6 +1,6 @@
 // ETags: an operation run under an If-Match precondition, or answering its key's ETag (typed_etag in typed.lua).
 import { ApiError } from '../errors';
-import type { Command, Op } from './op';
+import { type Command, changed, type Op } from './op';
 
 /**
  * What a request asks of its key's ETag. `match` is the precondition as typed_etag takes it: '' none, '*' (the
@@ -77,15 +77,14 @@ export function withEtag(op: Op, { match, answer, bounded }: EtagRequest): Op {
   const args = [`${KIND[command.name]}${answer ? ANSWER[bounded ?? 'asked'] : '0'}${match}`, ...command.args];
   commands[index] = { name: 'typedEtag', keys: command.keys, args };
   // Spread: an operation's other members (a list pop's whenEmpty) stay as they are.
-  return {
-    ...op,
+  return changed(op, {
     commands,
     result: (replies) => {
       const [inner, etag] = replies[index] as [unknown, string | null];
       const outcome = op.result(replies.map((reply, i) => (i === index ? inner : reply)));
       return etag ? { ...outcome, etag: `"${etag}"` } : outcome;
     },
-  };
+  });
 }
 
 /** The command an ETag command wraps, as replies' errors are read against it (its type, its arguments). */
