@@ -34,8 +34,17 @@ export function exactCounter(planned: Planned): Planned {
 const MARK = `\u0000${randomUUID()}:`;
 const MARKED = new RegExp(`"${JSON.stringify(MARK).slice(1, -1).replace(/\\/g, '\\\\')}(-?\\d+)"`, 'g');
 
-/** JSON text of `value`, BigInts written as JSON numbers with every digit. */
+/**
+ * JSON text of `value`, BigInts written as JSON numbers with every digit. Without a BigInt (nearly every answer)
+ * plain JSON.stringify, which throws a TypeError at a BigInt: a replacer function costs a call per value (issue 36:
+ * +7 % CPU on an HGETALL, +2 % on a pipeline of 100 SETs).
+ */
 export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+  }
   let big = false;
   const text = JSON.stringify(value, (_key, v) => {
     if (typeof v !== 'bigint') return v;
